@@ -1,0 +1,106 @@
+"""Build macros for gyre's own targets.
+
+Every C++ rule in gyre goes through these, so that warnings, include paths and test
+plumbing are set in one place:
+
+- `gyre_cc_library` makes `hdrs` reachable as `#include "gyre/<package>/<file>"`.
+- `gyre_cc_test` adds the sanitizer suppression files to the runfiles.
+- `gyre_cc_benchmark` makes a `testonly` benchmark binary tagged `benchmark`, and a
+  `<name>_smoke` test that runs each benchmark once, so benchmarks cannot rot.
+- `gyre_cc_grpc_library` runs protoc and grpc_cpp_plugin over `.proto` files.
+
+Warnings are enabled here; `-Werror` lives only in gyre's own `.bazelrc`, so a downstream
+workspace with another compiler never fails on gyre's warnings.
+"""
+
+GYRE_COPTS = [
+    "-Wall",
+    "-Wextra",
+    "-Wno-unused-parameter",
+    "-std=c++20",
+]
+
+def gyre_cc_library(name, copts = [], **kwargs):
+    native.cc_library(
+        name = name,
+        copts = GYRE_COPTS + copts,
+        include_prefix = "gyre/" + native.package_name(),
+        **kwargs
+    )
+
+def gyre_cc_binary(name, copts = [], **kwargs):
+    native.cc_binary(
+        name = name,
+        copts = GYRE_COPTS + copts,
+        **kwargs
+    )
+
+def gyre_cc_test(name, copts = [], data = [], size = "small", deps = [], **kwargs):
+    native.cc_test(
+        name = name,
+        copts = GYRE_COPTS + copts,
+        data = data + ["//bazel:sanitizer_suppressions"],
+        size = size,
+        deps = deps,
+        **kwargs
+    )
+
+def gyre_cc_benchmark(name, copts = [], deps = [], tags = [], **kwargs):
+    native.cc_binary(
+        name = name,
+        copts = GYRE_COPTS + copts,
+        testonly = True,
+        tags = tags + ["benchmark"],
+        deps = deps + ["@com_github_google_benchmark//:benchmark_main"],
+        **kwargs
+    )
+    native.sh_test(
+        name = name + "_smoke",
+        srcs = ["//bazel:benchmark_smoke.sh"],
+        args = ["$(location :%s)" % name],
+        data = [":" + name, "//bazel:sanitizer_suppressions"],
+        size = "medium",
+        tags = tags,
+    )
+
+def gyre_cc_grpc_library(name, srcs, deps = [], visibility = None, **kwargs):
+    """C++ messages and gRPC stubs for `srcs` (.proto files in this package).
+
+    Produces `<file>.pb.h` and `<file>.grpc.pb.h`, included as
+    `#include "<package>/<file>.grpc.pb.h"` (the path relative to the repository root,
+    as protoc writes it).
+    """
+    repo = native.repository_name()
+    root = "." if repo == "@" else "external/" + repo[1:]
+    outs = []
+    for src in srcs:
+        if not src.endswith(".proto"):
+            fail("gyre_cc_grpc_library: %s is not a .proto file" % src)
+        base = src[:-len(".proto")]
+        outs += [base + ".pb.h", base + ".pb.cc", base + ".grpc.pb.h", base + ".grpc.pb.cc"]
+    pkg = native.package_name()
+    protos = " ".join([root + "/" + pkg + "/" + s for s in srcs])
+    out_dir = "$(GENDIR)" if root == "." else "$(GENDIR)/" + root
+    native.genrule(
+        name = name + "_codegen",
+        srcs = srcs,
+        outs = outs,
+        tools = [
+            "@com_github_grpc_grpc//src/compiler:grpc_cpp_plugin",
+            "@com_google_protobuf//:protoc",
+        ],
+        cmd = ("$(location @com_google_protobuf//:protoc) " +
+               "--plugin=protoc-gen-grpc=$(location @com_github_grpc_grpc//src/compiler:grpc_cpp_plugin) " +
+               "-I%s --cpp_out=%s --grpc_out=%s %s") % (root, out_dir, out_dir, protos),
+    )
+    native.cc_library(
+        name = name,
+        srcs = [o for o in outs if o.endswith(".cc")],
+        hdrs = [o for o in outs if o.endswith(".h")],
+        visibility = visibility,
+        deps = deps + [
+            "@com_github_grpc_grpc//:grpc++",
+            "@com_google_protobuf//:protobuf",
+        ],
+        **kwargs
+    )

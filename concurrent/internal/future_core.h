@@ -1,0 +1,405 @@
+// The shared state behind Future<T> / Promise<T>: one heap block per promise holding
+// the result, the listeners, and (only once someone blocks) a wait block.
+//
+// Design memo. Everything mutable sits behind one 32-bit state word:
+//
+//   bits 0..2  kind:  kPending, kUncancellable, kSuccess, kFailure, kCancelled
+//   bit 3      kLocked        a tiny spin lock over the fields below
+//   bit 4      kNotifying     a notifier is draining the listener list (executor thread)
+//   bit 5      kHasListeners  the listener list may be non-empty
+//   bit 6      kHasWaiters    a thread may be blocked in Await
+//
+// Completion takes the lock (one CAS), writes the result, moves the listeners out when
+// they can run inline, and publishes the done kind with one release store. So a promise
+// nobody listens to or waits on completes with a single atomic read-modify-write, and a
+// reader's acquire load of a done kind sees the result. Critical sections are a handful
+// of instructions and never run user code (except T's move constructor while storing
+// the value: it must not touch the same future).
+//
+// The first listener lives inline in the core (no heap array); more spill to the heap.
+//
+// Thread safety: all members are thread-safe unless marked otherwise.
+// Ownership: intrusively reference counted; each Future/Promise handle holds one ref,
+// and so does a queued notification task.
+#ifndef GYRE_CONCURRENT_INTERNAL_FUTURE_CORE_H_
+#define GYRE_CONCURRENT_INTERNAL_FUTURE_CORE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace gyre {
+
+class EventExecutor;
+template <typename T>
+class Future;
+
+// Identifies a listener for RemoveListener. Ids are unique per future, never 0.
+using ListenerId = uint64_t;
+
+namespace internal {
+
+// Netty's MAX_LISTENER_STACK_DEPTH: inline notification nests at most this deep, and
+// continues as a task (or, without an executor, from the outermost frame) beyond it.
+inline constexpr int kMaxListenerStackDepth = 8;
+
+struct NoRefTag {};
+
+// Non-template helpers (future_core.cc).
+
+// True when listeners of a future on `executor` may run now on this thread: the
+// executor is null (immediate) or this is its thread, and the nesting bound allows.
+bool CanNotifyInline(EventExecutor* executor);
+
+// Runs `fn` one listener-stack level deeper; at the outermost level, also runs the
+// notifications deferred by DeferNotification on this thread.
+void RunNotificationInline(absl::FunctionRef<void()> fn);
+
+// Runs `task` on `executor` later: as a task there, or, for a null executor, from the
+// outermost inline frame on this thread. If the executor rejects the task, logs and runs
+// it on this thread rather than losing the notification.
+void PostNotification(EventExecutor* executor, absl::AnyInvocable<void()> task);
+
+// True when `executor` is non-null and this is its thread.
+bool IsOnExecutorThread(EventExecutor* executor);
+
+// Logs a listener that threw; never throws.
+void LogListenerException(const char* what);
+
+// The blocking-operation error returned by Await on the future's own executor thread.
+absl::Status BlockingOperationError();
+
+// Where threads blocked in Await sleep. Allocated on first Await only.
+struct WaitBlock;
+WaitBlock* NewWaitBlock();
+void DeleteWaitBlock(WaitBlock* block);
+void WakeAll(WaitBlock* block);
+// Blocks until done() or the deadline (absl::InfiniteFuture() for none). Returns done().
+bool WaitOn(WaitBlock* block, absl::FunctionRef<bool()> done, absl::Time deadline);
+
+// The untyped part of the state machine.
+class FutureCoreBase {
+ public:
+  enum Kind : uint32_t {
+    kPending = 0,
+    kUncancellable = 1,
+    kSuccess = 2,
+    kFailure = 3,
+    kCancelled = 4,
+  };
+  static constexpr uint32_t kKindMask = 7;
+  static constexpr uint32_t kLocked = 1u << 3;
+  static constexpr uint32_t kNotifying = 1u << 4;
+  static constexpr uint32_t kHasListeners = 1u << 5;
+  static constexpr uint32_t kHasWaiters = 1u << 6;
+
+  explicit FutureCoreBase(EventExecutor* executor) : executor_(executor) {}
+  FutureCoreBase(const FutureCoreBase&) = delete;
+  FutureCoreBase& operator=(const FutureCoreBase&) = delete;
+
+  void AddRef() {
+    // Relaxed: a new reference is made from an existing one, which keeps the core alive.
+    refs_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void Release() {
+    // Acquire on the load / acq_rel on the decrement: the deleting thread must see every
+    // write other holders made before dropping their references. A count of one cannot
+    // grow concurrently (growing needs a reference), so the load shortcut is safe.
+    if (refs_.load(std::memory_order_acquire) == 1 ||
+        refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      DeleteThis();
+    }
+  }
+
+  EventExecutor* executor() const { return executor_; }
+
+  uint32_t kind() const {
+    // Acquire: pairs with the release store that publishes a done kind and its result.
+    return state_.load(std::memory_order_acquire) & kKindMask;
+  }
+  static bool IsDoneKind(uint32_t k) { return k >= kSuccess; }
+  bool IsDone() const { return IsDoneKind(kind()); }
+  bool IsSuccess() const { return kind() == kSuccess; }
+  bool IsCancelled() const { return kind() == kCancelled; }
+  bool IsCancellable() const { return kind() == kPending; }
+
+  // The failure or cancellation cause; OK while pending or on success.
+  absl::Status Cause() const {
+    uint32_t k = kind();
+    return (k == kFailure || k == kCancelled) ? cause_ : absl::OkStatus();
+  }
+
+  bool SetUncancellable() {
+    uint32_t s = Lock();
+    uint32_t k = s & kKindMask;
+    if (k == kPending) {
+      Unlock((s & ~kKindMask) | kUncancellable);
+      return true;
+    }
+    Unlock(s);
+    return k != kCancelled;
+  }
+
+  absl::Status Await() {
+    if (IsDone()) return absl::OkStatus();
+    if (IsOnExecutorThread(executor_)) return BlockingOperationError();
+    Wait(absl::InfiniteFuture());
+    return absl::OkStatus();
+  }
+
+  // Returns IsDone() after waiting until the deadline at most. On the future's own
+  // executor thread it does not block (that would deadlock) and returns IsDone().
+  bool AwaitUntil(absl::Time deadline) {
+    if (IsDone()) return true;
+    if (IsOnExecutorThread(executor_)) return false;
+    return Wait(deadline);
+  }
+
+ protected:
+  virtual ~FutureCoreBase();
+  virtual void DeleteThis() { delete this; }
+
+  // Spins until the lock bit is ours; returns the state (with kLocked set).
+  uint32_t Lock() {
+    uint32_t s = state_.load(std::memory_order_relaxed);
+    for (;;) {
+      if (ABSL_PREDICT_TRUE((s & kLocked) == 0)) {
+        // Acquire: the critical section must see the previous holder's writes.
+        if (state_.compare_exchange_weak(s, s | kLocked, std::memory_order_acquire,
+                                         std::memory_order_relaxed)) {
+          return s | kLocked;
+        }
+      } else {
+        SpinPause();
+        s = state_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+  // Releases the lock, publishing `s` (kLocked cleared) and every write made under it.
+  void Unlock(uint32_t s) { state_.store(s & ~kLocked, std::memory_order_release); }
+
+  // Locks only if still completable by `target`; returns 0 when not (already done, or
+  // cancel against an uncancellable future), else the locked state.
+  uint32_t LockForCompletion(uint32_t target) {
+    uint32_t s = state_.load(std::memory_order_relaxed);
+    for (;;) {
+      uint32_t k = s & kKindMask;
+      if (IsDoneKind(k) || (target == kCancelled && k == kUncancellable)) return 0;
+      if (ABSL_PREDICT_TRUE((s & kLocked) == 0)) {
+        if (state_.compare_exchange_weak(s, s | kLocked, std::memory_order_acquire,
+                                         std::memory_order_relaxed)) {
+          return s | kLocked;
+        }
+      } else {
+        SpinPause();
+        s = state_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+  // Called with the lock held by a completer that saw kHasWaiters; wakes after unlock.
+  WaitBlock* waiters_locked() const { return waiters_; }
+
+  void WakeWaiters(WaitBlock* block) { WakeAll(block); }
+
+  static void SpinPause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
+  bool Wait(absl::Time deadline);
+
+  std::atomic<uint32_t> state_{kPending};
+  std::atomic<int32_t> refs_{1};
+  EventExecutor* const executor_;
+  // Written under the lock before a failure/cancel kind is published; then immutable.
+  absl::Status cause_;
+  // Guarded by the lock bit.
+  WaitBlock* waiters_ = nullptr;
+  uint32_t next_listener_id_ = 0;
+};
+
+// Storage for T, or nothing for void.
+struct Empty {};
+template <typename T>
+using StoredType = std::conditional_t<std::is_void_v<T>, Empty, T>;
+
+template <typename T>
+class FutureCore : public FutureCoreBase {
+ public:
+  using Listener = absl::AnyInvocable<void(const Future<T>&)>;
+  using Stored = StoredType<T>;
+
+  explicit FutureCore(EventExecutor* executor) : FutureCoreBase(executor) {}
+
+  // Valid only after IsSuccess() returned true (acquire).
+  const Stored& value() const { return *std::launder(reinterpret_cast<const Stored*>(&storage_)); }
+  Stored& mutable_value() { return *std::launder(reinterpret_cast<Stored*>(&storage_)); }
+
+  template <typename... Args>
+  bool TrySuccess(Args&&... args) {
+    uint32_t s = LockForCompletion(kSuccess);
+    if (s == 0) return false;
+    ::new (static_cast<void*>(&storage_)) Stored(std::forward<Args>(args)...);
+    FinishCompletion(s, kSuccess);
+    return true;
+  }
+
+  // `cause` must be non-OK (checked by the caller).
+  bool TryFailure(absl::Status cause, uint32_t target = kFailure) {
+    uint32_t s = LockForCompletion(target);
+    if (s == 0) return false;
+    cause_ = std::move(cause);
+    FinishCompletion(s, target);
+    if (target == kCancelled) OnCancelled();
+    return true;
+  }
+
+  bool Cancel() { return TryFailure(absl::CancelledError(), kCancelled); }
+
+  ListenerId AddListener(Listener listener) {
+    uint32_t s = Lock();
+    ListenerId id = ++next_listener_id_;
+    listeners_.push_back(Entry{id, std::move(listener)});
+    bool notify = IsDoneKind(s & kKindMask) && (s & kNotifying) == 0;
+    Unlock(s | kHasListeners);
+    if (notify) NotifyListeners();
+    return id;
+  }
+
+  bool RemoveListener(ListenerId id) {
+    uint32_t s = Lock();
+    bool found = false;
+    for (auto it = listeners_.begin(); it != listeners_.end(); ++it) {
+      if (it->id == id) {
+        // Moved out and destroyed after unlocking: its destructor is user code.
+        Listener doomed = std::move(it->fn);
+        listeners_.erase(it);
+        found = true;
+        Unlock(listeners_.empty() ? (s & ~kHasListeners) : s);
+        return true;
+      }
+    }
+    Unlock(s);
+    return found;
+  }
+
+ protected:
+  ~FutureCore() override {
+    if (kind() == kSuccess) mutable_value().~Stored();
+  }
+
+  // Hook for subclasses (scheduled tasks) run after a successful Cancel().
+  virtual void OnCancelled() {}
+
+ private:
+  struct Entry {
+    ListenerId id;
+    Listener fn;
+  };
+  using List = absl::InlinedVector<Entry, 1>;
+
+  // Completes the locked transition to `kind` and notifies.
+  void FinishCompletion(uint32_t s, uint32_t kind) {
+    WaitBlock* waiters = (s & kHasWaiters) ? waiters_ : nullptr;
+    uint32_t done = (s & ~(kKindMask | kHasWaiters)) | kind;
+    if ((s & kHasListeners) == 0) {
+      Unlock(done);
+    } else if ((s & kNotifying) == 0 && CanNotifyInline(executor_)) {
+      // Take the listeners within this critical section: saves a second lock round.
+      List taken = std::move(listeners_);
+      listeners_.clear();
+      Unlock((done & ~kHasListeners) | kNotifying);
+      if (waiters != nullptr) WakeWaiters(waiters);
+      RunNotificationInline([&] {
+        RunAll(taken);
+        DrainLoop();
+      });
+      return;
+    } else {
+      Unlock(done);
+      if (waiters != nullptr) WakeWaiters(waiters);
+      NotifyListeners();
+      return;
+    }
+    if (waiters != nullptr) WakeWaiters(waiters);
+  }
+
+  // Notifies now when allowed on this thread, else from a task on the executor.
+  void NotifyListeners() {
+    if (CanNotifyInline(executor_)) {
+      RunNotificationInline([this] { NotifyNow(); });
+    } else {
+      AddRef();
+      PostNotification(executor_, [this] {
+        RunNotificationInline([this] { NotifyNow(); });
+        Release();
+      });
+    }
+  }
+
+  // Runs every pending listener unless another frame on this thread is already doing so.
+  void NotifyNow() {
+    uint32_t s = Lock();
+    if ((s & kNotifying) != 0 || listeners_.empty()) {
+      Unlock(s);
+      return;
+    }
+    List taken = std::move(listeners_);
+    listeners_.clear();
+    Unlock((s & ~kHasListeners) | kNotifying);
+    RunAll(taken);
+    DrainLoop();
+  }
+
+  // Runs listeners added while notifying, then clears kNotifying.
+  void DrainLoop() {
+    for (;;) {
+      uint32_t s = Lock();
+      if (listeners_.empty()) {
+        Unlock(s & ~(kNotifying | kHasListeners));
+        return;
+      }
+      List taken = std::move(listeners_);
+      listeners_.clear();
+      Unlock(s & ~kHasListeners);
+      RunAll(taken);
+    }
+  }
+
+  void RunAll(List& taken) {
+    // The listener sees a non-owning handle: no reference count traffic per listener.
+    Future<T> self(this, NoRefTag{});
+    for (Entry& e : taken) {
+      try {
+        e.fn(self);
+      } catch (const std::exception& ex) {
+        LogListenerException(ex.what());
+      } catch (...) {
+        LogListenerException("a non-std exception");
+      }
+    }
+    self.ReleaseWithoutUnref();
+    taken.clear();
+  }
+
+  List listeners_;  // guarded by the lock bit
+  alignas(Stored) unsigned char storage_[sizeof(Stored)];
+};
+
+}  // namespace internal
+}  // namespace gyre
+
+#endif  // GYRE_CONCURRENT_INTERNAL_FUTURE_CORE_H_
