@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "gyre/concurrent/event_executor_group.h"
 #include "gyre/concurrent/future.h"
+#include "gyre/concurrent/progressive_promise.h"
 #include "gyre/concurrent/promise.h"
 
 namespace gyre {
@@ -44,6 +45,10 @@ class EventExecutor : public virtual EventExecutorGroup {
   template <typename T>
   Promise<T> NewPromise() {
     return Promise<T>(this);
+  }
+  template <typename T>
+  ProgressivePromise<T> NewProgressivePromise() {
+    return ProgressivePromise<T>(this);
   }
   template <typename T>
   Future<T> NewSucceededFuture(T value) {

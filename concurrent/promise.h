@@ -85,7 +85,8 @@ class Promise : public Future<T> {
   bool SetUncancellable() { return this->core()->SetUncancellable(); }
 
  protected:
-  explicit Promise(internal::FutureCore<T>* core) : Future<T>(core) {}
+  // Adopts one reference to `core` (a subclass's state).
+  Promise(internal::AdoptCoreTag, internal::FutureCore<T>* core) : Future<T>(core) {}
 
  private:
   absl::Status AlreadyComplete() const {

@@ -55,6 +55,7 @@ namespace internal {
 inline constexpr int kMaxListenerStackDepth = 8;
 
 struct NoRefTag {};
+struct AdoptCoreTag {};
 
 // Non-template helpers (future_core.cc).
 
@@ -303,6 +304,15 @@ class FutureCore : public FutureCoreBase {
 
   // Hook for subclasses (scheduled tasks) run after a successful Cancel().
   virtual void OnCancelled() {}
+
+  // Calls f(const Future<T>&) with a handle to this core that costs no reference count
+  // traffic; the caller must hold a reference for the duration.
+  template <typename F>
+  void WithHandle(F&& f) {
+    Future<T> self(this, NoRefTag{});
+    f(static_cast<const Future<T>&>(self));
+    self.ReleaseWithoutUnref();
+  }
 
  private:
   struct Entry {
