@@ -32,7 +32,9 @@
 // Ownership: the state lives while any Future/Promise copy or pending notification
 // refers to it. A listener is destroyed after it ran (on the thread that ran it), or with
 // the state if it never ran, or by RemoveListener. A listener may capture the future (a
-// cycle that breaks when it has run).
+// cycle that breaks when it has run). As with any object, a handle must outlive the calls
+// made on it: complete a promise through a handle the completing thread owns (a copy),
+// not through a reference to another thread's handle that may be destroyed meanwhile.
 // See docs/futures.md.
 #ifndef GYRE_CONCURRENT_FUTURE_H_
 #define GYRE_CONCURRENT_FUTURE_H_

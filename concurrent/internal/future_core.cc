@@ -75,6 +75,11 @@ void LogListenerException(const char* what) {
   GYRE_LOG(WARNING) << "a future listener threw: " << what;
 }
 
+absl::Status CancelledCause() {
+  static const absl::Status* const cause = new absl::Status(absl::CancelledError("cancelled"));
+  return *cause;
+}
+
 absl::Status BlockingOperationError() {
   return absl::FailedPreconditionError(
       "blocking operation: awaiting a future on its own executor's thread would deadlock");

@@ -78,6 +78,9 @@ bool IsOnExecutorThread(EventExecutor* executor);
 // Logs a listener that threw; never throws.
 void LogListenerException(const char* what);
 
+// The cause of every cancelled future (a shared copy: no allocation per Cancel).
+absl::Status CancelledCause();
+
 // The blocking-operation error returned by Await on the future's own executor thread.
 absl::Status BlockingOperationError();
 
@@ -268,7 +271,7 @@ class FutureCore : public FutureCoreBase {
     return true;
   }
 
-  bool Cancel() { return TryFailure(absl::CancelledError(), kCancelled); }
+  bool Cancel() { return TryFailure(CancelledCause(), kCancelled); }
 
   ListenerId AddListener(Listener listener) {
     uint32_t s = Lock();
@@ -325,8 +328,22 @@ class FutureCore : public FutureCoreBase {
   void FinishCompletion(uint32_t s, uint32_t kind) {
     WaitBlock* waiters = (s & kHasWaiters) ? waiters_ : nullptr;
     uint32_t done = (s & ~(kKindMask | kHasWaiters)) | kind;
+    if (ABSL_PREDICT_TRUE(waiters == nullptr)) {
+      FinishAndNotify(s, done);
+      return;
+    }
+    // A woken waiter may drop the last handle at once (a promise completed through a
+    // reference, then destroyed by the thread that awaited it): keep the state alive
+    // until this call is done with it.
+    AddRef();
+    FinishAndNotify(s, done, waiters);
+    Release();
+  }
+
+  void FinishAndNotify(uint32_t s, uint32_t done, WaitBlock* waiters = nullptr) {
     if ((s & kHasListeners) == 0) {
       Unlock(done);
+      if (waiters != nullptr) WakeWaiters(waiters);
     } else if ((s & kNotifying) == 0 && CanNotifyInline(executor_)) {
       // Take the listeners within this critical section: saves a second lock round.
       List taken = std::move(listeners_);
@@ -337,14 +354,11 @@ class FutureCore : public FutureCoreBase {
         RunAll(taken);
         DrainLoop();
       });
-      return;
     } else {
       Unlock(done);
       if (waiters != nullptr) WakeWaiters(waiters);
       NotifyListeners();
-      return;
     }
-    if (waiters != nullptr) WakeWaiters(waiters);
   }
 
   // Notifies now when allowed on this thread, else from a task on the executor.
