@@ -176,9 +176,11 @@ class Future {
   }
 
   // Adds a listener, notified once when done (see the class comment for where and when).
-  // Returns an id for RemoveListener.
-  ListenerId AddListener(Listener listener) const {
-    return core_->AddListener(std::move(listener));
+  // `listener` is any callable taking `const Future<T>&` (stored as a Listener). Returns
+  // an id for RemoveListener.
+  template <typename F>
+  ListenerId AddListener(F&& listener) const {
+    return core_->AddListener(std::forward<F>(listener));
   }
 
   // Removes a listener that has not been notified yet; false if unknown or notified.

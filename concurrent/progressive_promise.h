@@ -55,12 +55,12 @@ class ProgressiveCore final : public FutureCore<T> {
       for (auto& l : listeners_) snapshot.push_back(l.get());
     }
     if (CanNotifyInline(this->executor())) {
-      RunNotificationInline([&] { Run(snapshot, progress, total); });
+      RunNotificationInline(nullptr, [&] { Run(snapshot, progress, total); });
       return;
     }
     this->AddRef();
     PostNotification(this->executor(), [this, snapshot = std::move(snapshot), progress, total] {
-      RunNotificationInline([&] { Run(snapshot, progress, total); });
+      RunNotificationInline(nullptr, [&] { Run(snapshot, progress, total); });
       this->Release();
     });
   }

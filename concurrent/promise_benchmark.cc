@@ -13,6 +13,7 @@
 #include "benchmark/benchmark.h"
 #include "gyre/concurrent/event_executor.h"
 #include "gyre/concurrent/future.h"
+#include "gyre/concurrent/internal/future_core.h"
 #include "gyre/concurrent/promise.h"
 
 namespace gyre {
@@ -22,6 +23,10 @@ namespace {
 // that promise work measured there is "on the executor's own thread". Runs nothing else.
 class CallerThreadExecutor final : public EventExecutor {
  public:
+  // As an executor thread does, mark this thread as this executor's.
+  CallerThreadExecutor() { internal::tls_current_executor = this; }
+  ~CallerThreadExecutor() override { internal::tls_current_executor = nullptr; }
+
   using EventExecutor::InEventLoop;
   bool InEventLoop(std::thread::id id) const override { return id == thread_; }
   EventExecutorGroup* parent() const override { return nullptr; }
@@ -68,7 +73,10 @@ void BM_PromiseCreateComplete(benchmark::State& state) {
 }
 BENCHMARK(BM_PromiseCreateComplete);
 
+// Arg 1: the default Await (spins up to 20 us before sleeping); arg 0: sleeps at once,
+// so every wakeup goes through the kernel.
 void BM_PromiseCrossThreadWakeup(benchmark::State& state) {
+  internal::SetAwaitSpinForTesting(state.range(0) ? absl::Microseconds(20) : absl::ZeroDuration());
   constexpr int kBatch = 64;
   struct Batch {
     std::vector<Promise<void>> go;
@@ -114,8 +122,9 @@ void BM_PromiseCrossThreadWakeup(benchmark::State& state) {
   state.counters["ns_per_wakeup"] = benchmark::Counter(
       2.0 * static_cast<double>(state.iterations()),
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  internal::SetAwaitSpinForTesting(absl::Microseconds(20));
 }
-BENCHMARK(BM_PromiseCrossThreadWakeup)->UseRealTime();
+BENCHMARK(BM_PromiseCrossThreadWakeup)->Arg(1)->Arg(0)->UseRealTime();
 
 void BM_ThenChain10(benchmark::State& state) {
   CallerThreadExecutor executor;

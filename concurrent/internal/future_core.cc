@@ -1,5 +1,7 @@
 #include "gyre/concurrent/internal/future_core.h"
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -12,53 +14,92 @@ namespace gyre {
 namespace internal {
 namespace {
 
-// Per-thread notification nesting. Only touched by its own thread.
-struct NotificationFrame {
-  int depth = 0;
-  // Notifications of executor-less futures beyond the depth bound, run by the outermost
-  // frame. Allocated on first use only.
-  std::deque<absl::AnyInvocable<void()>>* deferred = nullptr;
+// How long Await spins before sleeping. Relaxed: a tuning knob, read once per wait.
+std::atomic<int64_t> await_spin_ns{20000};
+
+using DeferredQueue = std::deque<absl::AnyInvocable<void()>>;
+
+DeferredQueue* Deferred(NotificationFrame& frame) {
+  return static_cast<DeferredQueue*>(frame.deferred);
+}
+
+// Returns this thread's cached blocks to the allocator when it exits.
+struct CoreCacheFlusher {
+  ~CoreCacheFlusher() {
+    CoreCache& cache = tls_core_cache;
+    cache.exiting = true;
+    for (int c = 0; c < kCoreClasses; ++c) {
+      while (cache.head[c] != nullptr) {
+        FreeCoreBlock* b = cache.head[c];
+        cache.head[c] = b->next;
+        ::operator delete(b);
+      }
+      cache.count[c] = 0;
+    }
+  }
 };
 
-thread_local NotificationFrame tls_frame;
-
 }  // namespace
+
+void SetAwaitSpinForTesting(absl::Duration spin) {
+  await_spin_ns.store(absl::ToInt64Nanoseconds(spin), std::memory_order_relaxed);
+}
+
+void RegisterCoreCacheFlush() {
+  static thread_local CoreCacheFlusher flusher;
+  (void)flusher;
+  tls_core_cache.flush_registered = true;
+}
+
+void* AllocateCoreSlow(size_t size) {
+#if GYRE_CORE_CACHE
+  if (size <= kCoreClassBytes * kCoreClasses) {
+    // Allocate the whole class so the block can serve any state of that class later.
+    return ::operator new(((size - 1) / kCoreClassBytes + 1) * kCoreClassBytes);
+  }
+#endif
+  return ::operator new(size);
+}
+
+void FreeCoreSlow(void* p, size_t size) noexcept {
+#if GYRE_CORE_CACHE
+  CoreCache& cache = tls_core_cache;
+  if (size <= kCoreClassBytes * kCoreClasses && !cache.flush_registered && !cache.exiting) {
+    RegisterCoreCacheFlush();
+    FreeCore(p, size);
+    return;
+  }
+#endif
+  ::operator delete(p);
+}
 
 bool IsOnExecutorThread(EventExecutor* executor) {
   return executor != nullptr && executor->InEventLoop();
 }
 
-bool CanNotifyInline(EventExecutor* executor) {
-  return tls_frame.depth < kMaxListenerStackDepth &&
-         (executor == nullptr || executor->InEventLoop());
-}
-
-void RunNotificationInline(absl::FunctionRef<void()> fn) {
-  NotificationFrame& frame = tls_frame;
-  ++frame.depth;
-  fn();
-  --frame.depth;
-  if (frame.depth == 0 && frame.deferred != nullptr) {
-    // The outermost frame runs what deeper frames deferred, one level deep each.
-    while (!frame.deferred->empty()) {
-      absl::AnyInvocable<void()> next = std::move(frame.deferred->front());
-      frame.deferred->pop_front();
-      ++frame.depth;
-      next();
-      --frame.depth;
-    }
+void RunDeferredNotifications() {
+  NotificationFrame& frame = tls_notification_frame;
+  DeferredQueue* queue = Deferred(frame);
+  // The outermost frame runs what deeper frames deferred, one level deep each.
+  while (!queue->empty()) {
+    absl::AnyInvocable<void()> next = std::move(queue->front());
+    queue->pop_front();
+    ++frame.depth;
+    frame.cores[frame.depth - 1] = nullptr;
+    next();
+    --frame.depth;
   }
 }
 
 void PostNotification(EventExecutor* executor, absl::AnyInvocable<void()> task) {
   if (executor == nullptr) {
-    NotificationFrame& frame = tls_frame;
+    NotificationFrame& frame = tls_notification_frame;
     if (frame.depth == 0) {
       task();  // not nested: nothing to unwind first
       return;
     }
-    if (frame.deferred == nullptr) frame.deferred = new std::deque<absl::AnyInvocable<void()>>();
-    frame.deferred->push_back(std::move(task));
+    if (frame.deferred == nullptr) frame.deferred = new DeferredQueue();
+    Deferred(frame)->push_back(std::move(task));
     return;
   }
   // Execute() destroys a rejected task, so keep it to run here instead.
@@ -113,11 +154,23 @@ bool WaitOn(WaitBlock* block, absl::FunctionRef<bool()> done, absl::Time deadlin
   return true;
 }
 
-FutureCoreBase::~FutureCoreBase() {
-  if (waiters_ != nullptr) DeleteWaitBlock(waiters_);
-}
-
 bool FutureCoreBase::Wait(absl::Time deadline) {
+  // Spin briefly first: a completion that is microseconds away (a ping-pong between
+  // threads) then costs no futex sleep and wake. Bounded in time, so a waiter that has
+  // to wait longer does not burn a core: after the budget it sleeps.
+  const int64_t budget_ns = await_spin_ns.load(std::memory_order_relaxed);
+  if (budget_ns > 0) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 1;; ++i) {
+      if (IsDone()) return true;
+      SpinPause();
+      if ((i & 63) == 0 && std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now() - start)
+                                   .count() > budget_ns) {
+        break;
+      }
+    }
+  }
   uint32_t s = Lock();
   if (IsDoneKind(s & kKindMask)) {
     Unlock(s);

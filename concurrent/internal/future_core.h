@@ -5,12 +5,15 @@
 //
 //   bits 0..2  kind:  kPending, kUncancellable, kSuccess, kFailure, kCancelled
 //   bit 3      kLocked        a tiny spin lock over the fields below
-//   bit 4      kNotifying     a notifier is draining the listener list (executor thread)
 //   bit 5      kHasListeners  the listener list may be non-empty
 //   bit 6      kHasWaiters    a thread may be blocked in Await
 //
 // Completion takes the lock (one CAS), writes the result, moves the listeners out when
-// they can run inline, and publishes the done kind with one release store. So a promise
+// they can run inline, and publishes the done kind with one release store. Which cores
+// a thread is notifying right now is kept in a per-thread stack (at most
+// kMaxListenerStackDepth deep), not in the shared word: a listener added, on that
+// thread, to a future whose listeners it is running waits for the running ones to finish,
+// with no extra atomic operation on the common path. So a promise
 // nobody listens to or waits on completes with a single atomic read-modify-write, and a
 // reader's acquire load of a done kind sees the result. Critical sections are a handful
 // of instructions and never run user code (except T's move constructor while storing
@@ -25,15 +28,16 @@
 #define GYRE_CONCURRENT_INTERNAL_FUTURE_CORE_H_
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <new>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -59,21 +63,63 @@ struct AdoptCoreTag {};
 
 // Non-template helpers (future_core.cc).
 
+// True when `executor` is non-null and this is its thread.
+bool IsOnExecutorThread(EventExecutor* executor);
+
+// Per-thread notification nesting: the cores whose listeners this thread is running,
+// innermost last. Plain data with constant initialization (no TLS wrapper calls).
+struct NotificationFrame {
+  int depth;
+  const void* cores[kMaxListenerStackDepth + 2];
+  // Notifications of executor-less futures beyond the depth bound, run by the outermost
+  // frame (future_core.cc). Allocated on first use only.
+  void* deferred;
+};
+inline thread_local NotificationFrame tls_notification_frame{};
+
+// The executor whose thread this is, set by executor threads for their lifetime (null on
+// other threads). A fast path for InEventLoop() checks; never required for correctness.
+inline thread_local EventExecutor* tls_current_executor = nullptr;
+
 // True when listeners of a future on `executor` may run now on this thread: the
 // executor is null (immediate) or this is its thread, and the nesting bound allows.
-bool CanNotifyInline(EventExecutor* executor);
+inline bool CanNotifyInline(EventExecutor* executor) {
+  return tls_notification_frame.depth < kMaxListenerStackDepth &&
+         (executor == nullptr || executor == tls_current_executor ||
+          IsOnExecutorThread(executor));
+}
 
-// Runs `fn` one listener-stack level deeper; at the outermost level, also runs the
-// notifications deferred by DeferNotification on this thread.
-void RunNotificationInline(absl::FunctionRef<void()> fn);
+// True when this thread is running the listeners of `core` (further up the stack).
+inline bool IsNotifying(const void* core) {
+  const NotificationFrame& frame = tls_notification_frame;
+  const int n = frame.depth < kMaxListenerStackDepth + 2 ? frame.depth : kMaxListenerStackDepth + 2;
+  for (int i = 0; i < n; ++i) {
+    if (frame.cores[i] == core) return true;
+  }
+  return false;
+}
+
+// Runs the deferred notifications; called by the outermost frame.
+void RunDeferredNotifications();
+
+// Runs `fn` one listener-stack level deeper, marked as notifying `core` (may be null);
+// at the outermost level, also runs the notifications DeferNotification deferred.
+template <typename F>
+inline void RunNotificationInline(const void* core, F&& fn) {
+  NotificationFrame& frame = tls_notification_frame;
+  const int depth = frame.depth;
+  // The slack in `cores` covers the deferred drain's extra level.
+  frame.cores[depth < kMaxListenerStackDepth + 2 ? depth : kMaxListenerStackDepth + 1] = core;
+  frame.depth = depth + 1;
+  fn();
+  frame.depth = depth;
+  if (depth == 0 && frame.deferred != nullptr) RunDeferredNotifications();
+}
 
 // Runs `task` on `executor` later: as a task there, or, for a null executor, from the
 // outermost inline frame on this thread. If the executor rejects the task, logs and runs
 // it on this thread rather than losing the notification.
 void PostNotification(EventExecutor* executor, absl::AnyInvocable<void()> task);
-
-// True when `executor` is non-null and this is its thread.
-bool IsOnExecutorThread(EventExecutor* executor);
 
 // Logs a listener that threw; never throws.
 void LogListenerException(const char* what);
@@ -83,6 +129,81 @@ absl::Status CancelledCause();
 
 // The blocking-operation error returned by Await on the future's own executor thread.
 absl::Status BlockingOperationError();
+
+// Memory for future states: a small per-thread cache of freed blocks in front of the
+// allocator (promises are created and destroyed at a high rate; most are small). Blocks
+// may be freed on another thread than the one that allocated them. Under sanitizers the
+// cache is off, so that every use after free is still caught.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GYRE_CORE_CACHE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define GYRE_CORE_CACHE 0
+#endif
+#endif
+#ifndef GYRE_CORE_CACHE
+#define GYRE_CORE_CACHE 1
+#endif
+
+// Size classes of 64 bytes up to 256; larger states go straight to the allocator.
+inline constexpr size_t kCoreClassBytes = 64;
+inline constexpr int kCoreClasses = 4;
+inline constexpr uint32_t kMaxCachedPerClass = 256;
+
+struct FreeCoreBlock {
+  FreeCoreBlock* next;
+};
+
+// Plain data, so it can be used at any point of thread exit (it is never destroyed);
+// RegisterCoreCacheFlush makes the thread return its blocks to the allocator at exit.
+struct CoreCache {
+  FreeCoreBlock* head[kCoreClasses];
+  uint32_t count[kCoreClasses];
+  bool flush_registered;
+  bool exiting;
+};
+inline thread_local CoreCache tls_core_cache{};
+
+void* AllocateCoreSlow(size_t size);
+void FreeCoreSlow(void* p, size_t size) noexcept;
+void RegisterCoreCacheFlush();
+
+inline void* AllocateCore(size_t size) {
+#if GYRE_CORE_CACHE
+  if (size <= kCoreClassBytes * kCoreClasses) {
+    const int c = static_cast<int>((size - 1) / kCoreClassBytes);
+    CoreCache& cache = tls_core_cache;
+    if (FreeCoreBlock* b = cache.head[c]) {
+      cache.head[c] = b->next;
+      --cache.count[c];
+      return b;
+    }
+  }
+#endif
+  return AllocateCoreSlow(size);
+}
+
+inline void FreeCore(void* p, size_t size) noexcept {
+#if GYRE_CORE_CACHE
+  if (size <= kCoreClassBytes * kCoreClasses) {
+    const int c = static_cast<int>((size - 1) / kCoreClassBytes);
+    CoreCache& cache = tls_core_cache;
+    if (cache.count[c] < kMaxCachedPerClass && cache.flush_registered && !cache.exiting) {
+      auto* b = static_cast<FreeCoreBlock*>(p);
+      b->next = cache.head[c];
+      cache.head[c] = b;
+      ++cache.count[c];
+      return;
+    }
+  }
+#endif
+  FreeCoreSlow(p, size);
+}
+
+// Sets how long Await spins (checking for completion) before it sleeps; default 20 us,
+// zero to sleep at once. For benchmarks and tests.
+void SetAwaitSpinForTesting(absl::Duration spin);
 
 // Where threads blocked in Await sleep. Allocated on first Await only.
 struct WaitBlock;
@@ -104,12 +225,15 @@ class FutureCoreBase {
   };
   static constexpr uint32_t kKindMask = 7;
   static constexpr uint32_t kLocked = 1u << 3;
-  static constexpr uint32_t kNotifying = 1u << 4;
   static constexpr uint32_t kHasListeners = 1u << 5;
   static constexpr uint32_t kHasWaiters = 1u << 6;
 
   explicit FutureCoreBase(EventExecutor* executor) : executor_(executor) {}
   FutureCoreBase(const FutureCoreBase&) = delete;
+
+  static void* operator new(size_t size) { return AllocateCore(size); }
+  // Sized: with the virtual destructor, `size` is the size of the most derived type.
+  static void operator delete(void* p, size_t size) noexcept { FreeCore(p, size); }
   FutureCoreBase& operator=(const FutureCoreBase&) = delete;
 
   void AddRef() {
@@ -171,7 +295,9 @@ class FutureCoreBase {
   }
 
  protected:
-  virtual ~FutureCoreBase();
+  virtual ~FutureCoreBase() {
+    if (waiters_ != nullptr) DeleteWaitBlock(waiters_);
+  }
   virtual void DeleteThis() { delete this; }
 
   // Spins until the lock bit is ours; returns the state (with kLocked set).
@@ -273,36 +399,54 @@ class FutureCore : public FutureCoreBase {
 
   bool Cancel() { return TryFailure(CancelledCause(), kCancelled); }
 
-  ListenerId AddListener(Listener listener) {
+  template <typename F>
+  ListenerId AddListener(F&& f) {
+    // Built before locking: constructing a callable may run arbitrary code.
+    Listener listener(std::forward<F>(f));
     uint32_t s = Lock();
     ListenerId id = ++next_listener_id_;
-    listeners_.push_back(Entry{id, std::move(listener)});
-    bool notify = IsDoneKind(s & kKindMask) && (s & kNotifying) == 0;
+    if (first_.id == 0) {
+      first_.id = id;
+      first_.fn = std::move(listener);
+    } else {
+      if (more_ == nullptr) more_ = new std::vector<Entry>();
+      more_->push_back(Entry{id, std::move(listener)});
+    }
     Unlock(s | kHasListeners);
+    // Added on this thread while it runs this future's listeners: the running notifier
+    // picks it up after them.
+    bool notify = IsDoneKind(s & kKindMask) && !IsNotifying(this);
     if (notify) NotifyListeners();
     return id;
   }
 
   bool RemoveListener(ListenerId id) {
+    if (id == 0) return false;
+    Listener doomed;  // destroyed after unlocking: its destructor is user code
     uint32_t s = Lock();
     bool found = false;
-    for (auto it = listeners_.begin(); it != listeners_.end(); ++it) {
-      if (it->id == id) {
-        // Moved out and destroyed after unlocking: its destructor is user code.
-        Listener doomed = std::move(it->fn);
-        listeners_.erase(it);
-        found = true;
-        Unlock(listeners_.empty() ? (s & ~kHasListeners) : s);
-        return true;
+    if (first_.id == id) {
+      doomed = std::move(first_.fn);
+      first_.id = 0;
+      found = true;
+    } else if (more_ != nullptr) {
+      for (auto it = more_->begin(); it != more_->end(); ++it) {
+        if (it->id == id) {
+          doomed = std::move(it->fn);
+          more_->erase(it);
+          found = true;
+          break;
+        }
       }
     }
-    Unlock(s);
+    Unlock(HasListenersLocked() ? s : (s & ~kHasListeners));
     return found;
   }
 
  protected:
   ~FutureCore() override {
     if (kind() == kSuccess) mutable_value().~Stored();
+    delete more_;
   }
 
   // Hook for subclasses (scheduled tasks) run after a successful Cancel().
@@ -319,10 +463,27 @@ class FutureCore : public FutureCoreBase {
 
  private:
   struct Entry {
-    ListenerId id;
+    ListenerId id = 0;  // 0: empty slot
     Listener fn;
   };
-  using List = absl::InlinedVector<Entry, 1>;
+
+  // Listeners moved out of the core under the lock, run after unlocking.
+  struct Taken {
+    Entry first;
+    std::vector<Entry>* more = nullptr;
+  };
+
+  bool HasListenersLocked() const {
+    return first_.id != 0 || (more_ != nullptr && !more_->empty());
+  }
+
+  void TakeLocked(Taken& taken) {
+    if (first_.id != 0) {
+      taken.first.id = std::exchange(first_.id, 0);
+      taken.first.fn = std::move(first_.fn);
+    }
+    if (more_ != nullptr && !more_->empty()) taken.more = std::exchange(more_, nullptr);
+  }
 
   // Completes the locked transition to `kind` and notifies.
   void FinishCompletion(uint32_t s, uint32_t kind) {
@@ -344,15 +505,15 @@ class FutureCore : public FutureCoreBase {
     if ((s & kHasListeners) == 0) {
       Unlock(done);
       if (waiters != nullptr) WakeWaiters(waiters);
-    } else if ((s & kNotifying) == 0 && CanNotifyInline(executor_)) {
+    } else if (CanNotifyInline(executor_) && !IsNotifying(this)) {
       // Take the listeners within this critical section: saves a second lock round.
-      List taken = std::move(listeners_);
-      listeners_.clear();
-      Unlock((done & ~kHasListeners) | kNotifying);
+      Taken taken;
+      TakeLocked(taken);
+      Unlock(done & ~kHasListeners);
       if (waiters != nullptr) WakeWaiters(waiters);
-      RunNotificationInline([&] {
+      RunNotificationInline(this, [&] {
         RunAll(taken);
-        DrainLoop();
+        DrainAdded();
       });
     } else {
       Unlock(done);
@@ -364,62 +525,65 @@ class FutureCore : public FutureCoreBase {
   // Notifies now when allowed on this thread, else from a task on the executor.
   void NotifyListeners() {
     if (CanNotifyInline(executor_)) {
-      RunNotificationInline([this] { NotifyNow(); });
+      NotifyNow();
     } else {
       AddRef();
       PostNotification(executor_, [this] {
-        RunNotificationInline([this] { NotifyNow(); });
+        NotifyNow();
         Release();
       });
     }
   }
 
-  // Runs every pending listener unless another frame on this thread is already doing so.
+  // Runs every pending listener, unless this thread is already doing so further up the
+  // stack (that frame runs them when the current ones are done).
   void NotifyNow() {
-    uint32_t s = Lock();
-    if ((s & kNotifying) != 0 || listeners_.empty()) {
-      Unlock(s);
-      return;
-    }
-    List taken = std::move(listeners_);
-    listeners_.clear();
-    Unlock((s & ~kHasListeners) | kNotifying);
-    RunAll(taken);
-    DrainLoop();
+    if (IsNotifying(this)) return;
+    RunNotificationInline(this, [this] { DrainAdded(); });
   }
 
-  // Runs listeners added while notifying, then clears kNotifying.
-  void DrainLoop() {
-    for (;;) {
+  // Runs the listeners in the list until it stays empty. The common case (nobody added a
+  // listener while the others ran) costs one load.
+  void DrainAdded() {
+    // Acquire: pairs with the Unlock that published kHasListeners and the new entries.
+    while ((state_.load(std::memory_order_acquire) & kHasListeners) != 0) {
       uint32_t s = Lock();
-      if (listeners_.empty()) {
-        Unlock(s & ~(kNotifying | kHasListeners));
-        return;
-      }
-      List taken = std::move(listeners_);
-      listeners_.clear();
+      Taken taken;
+      TakeLocked(taken);
       Unlock(s & ~kHasListeners);
       RunAll(taken);
     }
   }
 
-  void RunAll(List& taken) {
-    // The listener sees a non-owning handle: no reference count traffic per listener.
-    Future<T> self(this, NoRefTag{});
-    for (Entry& e : taken) {
-      try {
-        e.fn(self);
-      } catch (const std::exception& ex) {
-        LogListenerException(ex.what());
-      } catch (...) {
-        LogListenerException("a non-std exception");
-      }
+  void RunOne(const Future<T>& self, Entry& e) {
+    try {
+      e.fn(self);
+    } catch (const std::exception& ex) {
+      LogListenerException(ex.what());
+    } catch (...) {
+      LogListenerException("a non-std exception");
     }
-    self.ReleaseWithoutUnref();
-    taken.clear();
   }
 
-  List listeners_;  // guarded by the lock bit
+  void RunAll(Taken& taken) {
+    // The listener sees a non-owning handle: no reference count traffic per listener.
+    Future<T> self(this, NoRefTag{});
+    if (taken.first.id != 0) {
+      RunOne(self, taken.first);
+      taken.first.fn = nullptr;  // destroyed here, after running
+    }
+    if (taken.more != nullptr) {
+      for (Entry& e : *taken.more) {
+        RunOne(self, e);
+        e.fn = nullptr;
+      }
+      delete taken.more;
+    }
+    self.ReleaseWithoutUnref();
+  }
+
+  Entry first_;                        // guarded by the lock bit
+  std::vector<Entry>* more_ = nullptr;  // guarded by the lock bit; owned
   alignas(Stored) unsigned char storage_[sizeof(Stored)];
 };
 
