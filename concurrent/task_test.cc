@@ -51,7 +51,8 @@ TEST(TaskTest, FailurePropagatesAsStatus) {
 }
 
 Task<void> Throws() {
-  co_await MakeSucceededFuture(nullptr);
+  absl::Status ready = co_await MakeSucceededFuture(nullptr);
+  if (!ready.ok()) co_return ready;
   throw std::runtime_error("coroutine boom");
 }
 
