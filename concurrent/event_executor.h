@@ -26,7 +26,8 @@ namespace gyre {
 class EventExecutor : public virtual EventExecutorGroup {
  public:
   // An executor is its own only member.
-  EventExecutor* Next() override { return this; }
+  EventExecutor* Next() { return this; }
+  EventExecutor* NextExecutor() override { return this; }
   std::vector<EventExecutor*> executors() const override {
     return {const_cast<EventExecutor*>(this)};
   }

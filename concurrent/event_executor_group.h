@@ -40,7 +40,9 @@ class EventExecutorGroup {
   virtual ~EventExecutorGroup() = default;
 
   // Returns one of the group's executors, chosen round-robin. An executor returns itself.
-  virtual EventExecutor* Next() = 0;
+  // (Non-virtual so that EventLoopGroup can return EventLoop*: implement NextExecutor.)
+  EventExecutor* Next() { return NextExecutor(); }
+  virtual EventExecutor* NextExecutor() = 0;
 
   // Returns the group's executors; the pointers stay valid for the group's lifetime.
   virtual std::vector<EventExecutor*> executors() const = 0;

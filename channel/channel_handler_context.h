@@ -1,0 +1,141 @@
+// ChannelHandlerContext: a handler's place in a pipeline, and its way to pass events on.
+//
+//   void ChannelRead(ChannelHandlerContext& ctx, Message msg) override {
+//     ctx.FireChannelRead(Transform(std::move(msg)));   // to the next inbound handler
+//   }
+//   void Write(ChannelHandlerContext& ctx, Message msg, ChannelPromise p) override {
+//     ctx.Write(Encode(std::move(msg)), std::move(p));   // to the next outbound handler
+//   }
+//
+// Fire* methods pass an inbound event to the next inbound handler after this one;
+// outbound methods pass an operation to the next outbound handler before this one
+// (towards the head, which hands it to the transport). When the next handler runs on
+// another executor, the event is queued there; otherwise it runs inline, before the call
+// returns. Events from one context to the next keep their order.
+//
+// Thread safety: every method may be called from any thread; it hops to the right
+// executor. A context stays valid as long as its channel (also after removal).
+// Ownership: owned by the pipeline.
+#ifndef GYRE_CHANNEL_CHANNEL_HANDLER_CONTEXT_H_
+#define GYRE_CHANNEL_CHANNEL_HANDLER_CONTEXT_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "gyre/channel/channel_future.h"
+#include "gyre/channel/channel_handler.h"
+#include "gyre/channel/message.h"
+#include "gyre/channel/socket_address.h"
+
+namespace gyre {
+
+class Channel;
+class ChannelPipeline;
+class EventExecutor;
+
+class ChannelHandlerContext {
+ public:
+  ChannelHandlerContext(const ChannelHandlerContext&) = delete;
+  ChannelHandlerContext& operator=(const ChannelHandlerContext&) = delete;
+
+  Channel& channel() const;
+  ChannelPipeline& pipeline() const { return *pipeline_; }
+  // Where this handler's methods run.
+  EventExecutor* executor() const;
+  const std::string& name() const { return name_; }
+  ChannelHandler* handler() const { return handler_.get(); }
+  // True once the handler was removed from the pipeline.
+  bool IsRemoved() const { return removed_.load(std::memory_order_acquire); }
+
+  // Inbound: to the next inbound handler.
+  void FireChannelRegistered();
+  void FireChannelUnregistered();
+  void FireChannelActive();
+  void FireChannelInactive();
+  void FireChannelRead(Message msg);
+  void FireChannelReadComplete();
+  void FireUserEventTriggered(Message event);
+  void FireChannelWritabilityChanged();
+  void FireExceptionCaught(absl::Status cause);
+
+  // Outbound: to the next outbound handler, towards the transport.
+  ChannelFuture Bind(const SocketAddress& local);
+  ChannelFuture Connect(const SocketAddress& remote, const SocketAddress& local = {});
+  ChannelFuture Disconnect();
+  ChannelFuture Close();
+  ChannelFuture Deregister();
+  void Read();
+  ChannelFuture Write(Message msg);
+  void Flush();
+  ChannelFuture WriteAndFlush(Message msg);
+
+  void Bind(const SocketAddress& local, ChannelPromise promise);
+  void Connect(const SocketAddress& remote, const SocketAddress& local, ChannelPromise promise);
+  void Disconnect(ChannelPromise promise);
+  void Close(ChannelPromise promise);
+  void Deregister(ChannelPromise promise);
+  void Write(Message msg, ChannelPromise promise);
+  void WriteAndFlush(Message msg, ChannelPromise promise);
+
+  // A promise on the channel's event loop.
+  ChannelPromise NewPromise() const;
+
+ private:
+  friend class ChannelPipeline;
+
+  ChannelHandlerContext(ChannelPipeline* pipeline, std::string name,
+                        std::shared_ptr<ChannelHandler> handler, EventExecutor* executor,
+                        uint32_t mask);
+
+  ChannelHandlerContext* NextInbound() const;
+  ChannelHandlerContext* PrevOutbound() const;
+  bool RunsOnThisThread() const;
+
+  // Invoke*: run this context's handler method now (on its executor), or queue it there.
+  void InvokeChannelRegistered();
+  void InvokeChannelUnregistered();
+  void InvokeChannelActive();
+  void InvokeChannelInactive();
+  void InvokeChannelRead(Message msg);
+  void InvokeChannelReadComplete();
+  void InvokeUserEventTriggered(Message event);
+  void InvokeChannelWritabilityChanged();
+  void InvokeExceptionCaught(absl::Status cause);
+  void InvokeBind(const SocketAddress& local, ChannelPromise promise);
+  void InvokeConnect(const SocketAddress& remote, const SocketAddress& local,
+                     ChannelPromise promise);
+  void InvokeDisconnect(ChannelPromise promise);
+  void InvokeClose(ChannelPromise promise);
+  void InvokeDeregister(ChannelPromise promise);
+  void InvokeRead();
+  void InvokeWrite(Message msg, ChannelPromise promise);
+  void InvokeFlush();
+
+  // Runs `fn` on this context's executor: inline when already there, else as a task
+  // that keeps the channel alive. If the executor refuses the task, `on_rejected` runs
+  // here with the reason.
+  template <typename F, typename R>
+  void RunOrPost(F&& fn, R&& on_rejected);
+
+  // Reports an exception thrown by this handler's inbound method.
+  void HandleInboundThrow(const char* what);
+
+  ChannelPipeline* const pipeline_;
+  const std::string name_;
+  const std::shared_ptr<ChannelHandler> handler_;
+  EventExecutor* const executor_;  // null: the channel's event loop
+  const uint32_t mask_;
+  // Links, written under the pipeline's mutex and read lock-free while events flow.
+  // Release stores / acquire loads: a reader that sees a new context sees it built.
+  std::atomic<ChannelHandlerContext*> next_{nullptr};
+  std::atomic<ChannelHandlerContext*> prev_{nullptr};
+  std::atomic<bool> removed_{false};
+  // Whether HandlerAdded has been called (loop-confined after registration).
+  bool added_called_ = false;
+};
+
+}  // namespace gyre
+
+#endif  // GYRE_CHANNEL_CHANNEL_HANDLER_CONTEXT_H_

@@ -1,0 +1,168 @@
+// ChannelPipeline: the chain of handlers a channel's events and operations go through.
+//
+//   head <-> [decoder] <-> [business] <-> tail
+//   inbound events (read, active, ...)  : head -> tail
+//   outbound operations (write, close...): tail -> head -> transport
+//
+//   pipeline.AddLast("decoder", std::make_shared<LineDecoder>()).IgnoreError();
+//   pipeline.AddLast(blocking_group, "db", std::make_shared<DbHandler>());  // runs there
+//   pipeline.Replace("decoder", "decoder2", std::make_shared<OtherDecoder>());
+//
+// The head hands outbound operations to the channel's transport; the tail logs and
+// releases an inbound message or exception nobody handled (never a silent leak).
+//
+// Modifications (Add*, Remove, Replace) may happen from any thread, also while events
+// flow: they are serialized by a mutex and linked in with release stores; an event
+// already past a point keeps going. HandlerAdded / HandlerRemoved run on the handler's
+// executor; for a channel not registered yet, HandlerAdded waits for registration.
+// Names are unique within a pipeline; an empty name gets a generated one.
+//
+// Thread safety: every method is thread-safe.
+// Ownership: owned by its channel; holds its handlers by shared_ptr. Removed contexts
+// are kept until the pipeline is destroyed, so a context pointer stays valid for the
+// channel's life.
+#ifndef GYRE_CHANNEL_CHANNEL_PIPELINE_H_
+#define GYRE_CHANNEL_CHANNEL_PIPELINE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "gyre/channel/channel_future.h"
+#include "gyre/channel/channel_handler.h"
+#include "gyre/channel/channel_handler_context.h"
+#include "gyre/channel/message.h"
+#include "gyre/channel/socket_address.h"
+#include "gyre/concurrent/internal/mutex.h"
+
+namespace gyre {
+
+class Channel;
+class EventExecutor;
+class EventExecutorGroup;
+
+class ChannelPipeline {
+ public:
+  explicit ChannelPipeline(Channel* channel);
+  ChannelPipeline(const ChannelPipeline&) = delete;
+  ChannelPipeline& operator=(const ChannelPipeline&) = delete;
+  ~ChannelPipeline();
+
+  Channel& channel() const { return *channel_; }
+
+  // Adds `handler` named `name`. Returns InvalidArgument for a duplicate name or a null
+  // handler, FailedPrecondition for a non-sharable handler already in a pipeline, and
+  // NotFound when `base` does not exist; nothing changes then. The `group` forms run
+  // the handler on one executor of `group` (the same one for every handler of this
+  // pipeline added with that group).
+  absl::Status AddFirst(absl::string_view name, std::shared_ptr<ChannelHandler> handler);
+  absl::Status AddLast(absl::string_view name, std::shared_ptr<ChannelHandler> handler);
+  absl::Status AddFirst(EventExecutorGroup* group, absl::string_view name,
+                        std::shared_ptr<ChannelHandler> handler);
+  absl::Status AddLast(EventExecutorGroup* group, absl::string_view name,
+                       std::shared_ptr<ChannelHandler> handler);
+  absl::Status AddBefore(absl::string_view base, absl::string_view name,
+                         std::shared_ptr<ChannelHandler> handler);
+  absl::Status AddAfter(absl::string_view base, absl::string_view name,
+                        std::shared_ptr<ChannelHandler> handler);
+
+  // Removes the named handler and returns it; NotFound if absent.
+  absl::StatusOr<std::shared_ptr<ChannelHandler>> Remove(absl::string_view name);
+  // Removes `handler` (by identity); NotFound if absent.
+  absl::Status Remove(ChannelHandler* handler);
+  // Puts `handler` (named `new_name`, or `old_name` if empty) where `old_name` was and
+  // returns the old handler. Errors as Add* and Remove.
+  absl::StatusOr<std::shared_ptr<ChannelHandler>> Replace(absl::string_view old_name,
+                                                          absl::string_view new_name,
+                                                          std::shared_ptr<ChannelHandler> handler);
+
+  // The named handler / context, or null.
+  ChannelHandler* Get(absl::string_view name) const;
+  ChannelHandlerContext* Context(absl::string_view name) const;
+  ChannelHandlerContext* Context(const ChannelHandler* handler) const;
+  // Handler names, head to tail (without head and tail).
+  std::vector<std::string> Names() const;
+
+  // Inbound events, from the head.
+  void FireChannelRegistered();
+  void FireChannelUnregistered();
+  void FireChannelActive();
+  void FireChannelInactive();
+  void FireChannelRead(Message msg);
+  void FireChannelReadComplete();
+  void FireUserEventTriggered(Message event);
+  void FireChannelWritabilityChanged();
+  void FireExceptionCaught(absl::Status cause);
+
+  // Outbound operations, from the tail.
+  ChannelFuture Bind(const SocketAddress& local);
+  ChannelFuture Connect(const SocketAddress& remote, const SocketAddress& local = {});
+  ChannelFuture Disconnect();
+  ChannelFuture Close();
+  ChannelFuture Deregister();
+  void Read();
+  ChannelFuture Write(Message msg);
+  void Flush();
+  ChannelFuture WriteAndFlush(Message msg);
+  void Write(Message msg, ChannelPromise promise);
+  void WriteAndFlush(Message msg, ChannelPromise promise);
+  void Close(ChannelPromise promise);
+
+  // Called by the channel on its event loop when it is first registered: runs the
+  // HandlerAdded calls that waited for registration. Loop thread only.
+  void InvokeHandlerAddedIfNeeded();
+
+  // Replaces what the tail does with unhandled messages and exceptions (default: log and
+  // release). For test channels that collect them. Call before events flow.
+  void SetUnhandledHooks(absl::AnyInvocable<void(Message)> on_read,
+                         absl::AnyInvocable<void(absl::Status)> on_exception);
+
+  // Counts for tests and diagnostics.
+  int64_t DiscardedInboundMessages() const;
+  int64_t UnhandledExceptions() const;
+
+ private:
+  friend class ChannelHandlerContext;
+  class HeadHandler;
+  class TailHandler;
+
+  enum class Where { kFirst, kLast, kBefore, kAfter };
+  absl::Status Add(Where where, absl::string_view base, EventExecutorGroup* group,
+                   absl::string_view name, std::shared_ptr<ChannelHandler> handler);
+  ChannelHandlerContext* FindLocked(absl::string_view name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string GenerateNameLocked(const ChannelHandler& handler) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  EventExecutor* ChildExecutorLocked(EventExecutorGroup* group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void LinkAfterLocked(ChannelHandlerContext* prev, ChannelHandlerContext* ctx)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UnlinkLocked(ChannelHandlerContext* ctx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CallHandlerAdded(ChannelHandlerContext* ctx);
+  void CallHandlerRemoved(ChannelHandlerContext* ctx);
+  void OnUnhandledRead(Message msg);
+  void OnUnhandledException(absl::Status cause);
+
+  Channel* const channel_;
+  mutable internal::Mutex mu_;
+  std::vector<std::unique_ptr<ChannelHandlerContext>> contexts_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<EventExecutorGroup*, EventExecutor*> child_executors_ ABSL_GUARDED_BY(mu_);
+  bool registered_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<ChannelHandlerContext*> pending_added_ ABSL_GUARDED_BY(mu_);
+  int64_t name_counter_ ABSL_GUARDED_BY(mu_) = 0;
+  ChannelHandlerContext* head_;
+  ChannelHandlerContext* tail_;
+  absl::AnyInvocable<void(Message)> unhandled_read_hook_;
+  absl::AnyInvocable<void(absl::Status)> unhandled_exception_hook_;
+  // Relaxed: statistics.
+  std::atomic<int64_t> discarded_reads_{0};
+  std::atomic<int64_t> unhandled_exceptions_{0};
+};
+
+}  // namespace gyre
+
+#endif  // GYRE_CHANNEL_CHANNEL_PIPELINE_H_

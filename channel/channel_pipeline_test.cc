@@ -1,0 +1,310 @@
+#include "gyre/channel/channel_pipeline.h"
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "gyre/channel/channel.h"
+#include "gyre/channel/channel_handler.h"
+#include "gyre/channel/channel_handler_context.h"
+#include "gyre/concurrent/internal/test_executor.h"
+#include "gyre/testing/embedded_channel.h"
+
+namespace gyre {
+namespace {
+
+using ::gyre::testing::EmbeddedChannel;
+using ::testing::ElementsAre;
+
+// Records the events it sees into a shared log, tagged with its name, and passes them on.
+class Recorder : public ChannelDuplexHandler {
+ public:
+  Recorder(std::string tag, std::vector<std::string>* log) : tag_(std::move(tag)), log_(log) {}
+  void HandlerAdded(ChannelHandlerContext&) override { log_->push_back(tag_ + ":added"); }
+  void HandlerRemoved(ChannelHandlerContext&) override { log_->push_back(tag_ + ":removed"); }
+  void ChannelActive(ChannelHandlerContext& ctx) override {
+    log_->push_back(tag_ + ":active");
+    ctx.FireChannelActive();
+  }
+  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override {
+    log_->push_back(tag_ + ":read");
+    ctx.FireChannelRead(std::move(msg));
+  }
+  void Write(ChannelHandlerContext& ctx, Message msg, ChannelPromise p) override {
+    log_->push_back(tag_ + ":write");
+    ctx.Write(std::move(msg), std::move(p));
+  }
+
+ private:
+  std::string tag_;
+  std::vector<std::string>* log_;
+};
+
+// Appends its tag to string messages in both directions.
+class Appender : public ChannelDuplexHandler {
+ public:
+  explicit Appender(std::string tag) : tag_(std::move(tag)) {}
+  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override {
+    std::string s = *std::move(msg).Take<std::string>();
+    ctx.FireChannelRead(s + tag_);
+  }
+  void Write(ChannelHandlerContext& ctx, Message msg, ChannelPromise p) override {
+    std::string s = *std::move(msg).Take<std::string>();
+    ctx.Write(s + tag_, std::move(p));
+  }
+
+ private:
+  std::string tag_;
+};
+
+class InboundOnly : public ChannelInboundHandler {
+ public:
+  explicit InboundOnly(int* writes_seen) : writes_seen_(writes_seen) {}
+  void Write(ChannelHandlerContext& ctx, Message msg, ChannelPromise p) override {
+    ++*writes_seen_;  // never called: the mask skips it
+    ctx.Write(std::move(msg), std::move(p));
+  }
+
+ private:
+  int* writes_seen_;
+};
+
+TEST(PipelineTest, InboundHeadToTailOutboundTailToHead) {
+  auto ch = EmbeddedChannel::Create({std::make_shared<Appender>("1"), std::make_shared<Appender>("2"),
+                                     std::make_shared<Appender>("3")});
+  ASSERT_TRUE(ch->WriteInbound(std::string("in:")));
+  EXPECT_EQ(ch->ReadInbound<std::string>(), "in:123");
+  ASSERT_TRUE(ch->WriteOutbound(std::string("out:")));
+  EXPECT_EQ(ch->ReadOutbound<std::string>(), "out:321");
+  EXPECT_TRUE(ch->CheckException().ok());
+  EXPECT_FALSE(ch->Finish());
+}
+
+TEST(PipelineTest, MaskSkipsHandlersOfTheOtherDirection) {
+  int writes_seen = 0;
+  auto ch = EmbeddedChannel::Create({std::make_shared<InboundOnly>(&writes_seen)});
+  ch->WriteOutbound(std::string("x"));
+  EXPECT_EQ(writes_seen, 0);
+  EXPECT_EQ(ch->ReadOutbound<std::string>(), "x");
+  ch->Finish();
+}
+
+TEST(PipelineTest, AddPositionsAndNames) {
+  auto ch = EmbeddedChannel::Create();
+  ChannelPipeline& p = ch->pipeline();
+  std::vector<std::string> log;
+  ASSERT_TRUE(p.AddLast("b", std::make_shared<Recorder>("b", &log)).ok());
+  ASSERT_TRUE(p.AddFirst("a", std::make_shared<Recorder>("a", &log)).ok());
+  ASSERT_TRUE(p.AddLast("d", std::make_shared<Recorder>("d", &log)).ok());
+  ASSERT_TRUE(p.AddBefore("d", "c", std::make_shared<Recorder>("c", &log)).ok());
+  ASSERT_TRUE(p.AddAfter("d", "e", std::make_shared<Recorder>("e", &log)).ok());
+  EXPECT_THAT(p.Names(), ElementsAre("a", "b", "c", "d", "e"));
+  // Registered channel: HandlerAdded ran at once, in add order.
+  EXPECT_THAT(log, ElementsAre("b:added", "a:added", "d:added", "c:added", "e:added"));
+
+  EXPECT_EQ(p.AddLast("a", std::make_shared<Recorder>("x", &log)).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.AddLast("head", std::make_shared<Recorder>("x", &log)).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.AddBefore("nope", "x", std::make_shared<Recorder>("x", &log)).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(p.AddLast("x", nullptr).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(p.Names(), ElementsAre("a", "b", "c", "d", "e"));
+  ASSERT_TRUE(p.AddLast("", std::make_shared<Recorder>("gen", &log)).ok());
+  EXPECT_EQ(p.Names().size(), 6u);
+  EXPECT_NE(p.Get("a"), nullptr);
+  EXPECT_EQ(p.Get("zzz"), nullptr);
+  EXPECT_EQ(p.Context("a")->name(), "a");
+  ch->Finish();
+}
+
+TEST(PipelineTest, NonSharableHandlerOnlyOnce) {
+  auto h = std::make_shared<Appender>("x");
+  auto a = EmbeddedChannel::Create({h});
+  auto b = EmbeddedChannel::Create();
+  EXPECT_EQ(b->pipeline().AddLast("again", h).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(a->pipeline().AddLast("again", h).code(), absl::StatusCode::kFailedPrecondition);
+  // Once removed, it may go elsewhere.
+  ASSERT_TRUE(a->pipeline().Remove(h.get()).ok());
+  EXPECT_TRUE(b->pipeline().AddLast("moved", h).ok());
+  a->Finish();
+  b->Finish();
+}
+
+class Sharable : public ChannelInboundHandler {
+ public:
+  bool IsSharable() const override { return true; }
+};
+
+TEST(PipelineTest, SharableHandlerInManyPipelines) {
+  auto h = std::make_shared<Sharable>();
+  auto a = EmbeddedChannel::Create({h});
+  auto b = EmbeddedChannel::Create({h});
+  EXPECT_EQ(a->pipeline().Names().size(), 1u);
+  EXPECT_EQ(b->pipeline().Names().size(), 1u);
+  a->Finish();
+  b->Finish();
+}
+
+TEST(PipelineTest, HandlerAddedWaitsForRegistration) {
+  std::vector<std::string> log;
+  auto ch = EmbeddedChannel::CreateUnregistered();
+  ASSERT_TRUE(ch->pipeline().AddLast("r", std::make_shared<Recorder>("r", &log)).ok());
+  EXPECT_TRUE(log.empty());
+  ASSERT_TRUE(ch->Register().ok());
+  EXPECT_THAT(log, ElementsAre("r:added", "r:active"));
+  ch->Finish();
+}
+
+TEST(PipelineTest, RemoveAndReplace) {
+  std::vector<std::string> log;
+  auto ch = EmbeddedChannel::Create();
+  ChannelPipeline& p = ch->pipeline();
+  ASSERT_TRUE(p.AddLast("a", std::make_shared<Appender>("A")).ok());
+  ASSERT_TRUE(p.AddLast("r", std::make_shared<Recorder>("r", &log)).ok());
+  ASSERT_TRUE(p.AddLast("b", std::make_shared<Appender>("B")).ok());
+  absl::StatusOr<std::shared_ptr<ChannelHandler>> removed = p.Remove("a");
+  ASSERT_TRUE(removed.ok());
+  EXPECT_NE(*removed, nullptr);
+  EXPECT_EQ(p.Remove("a").status().code(), absl::StatusCode::kNotFound);
+  ch->WriteInbound(std::string(""));
+  EXPECT_EQ(ch->ReadInbound<std::string>(), "B");
+  absl::StatusOr<std::shared_ptr<ChannelHandler>> old =
+      p.Replace("b", "c", std::make_shared<Appender>("C"));
+  ASSERT_TRUE(old.ok());
+  EXPECT_THAT(p.Names(), ElementsAre("r", "c"));
+  ch->WriteInbound(std::string(""));
+  EXPECT_EQ(ch->ReadInbound<std::string>(), "C");
+  EXPECT_EQ(p.Replace("nope", "", std::make_shared<Appender>("x")).status().code(),
+            absl::StatusCode::kNotFound);
+  ASSERT_TRUE(p.Remove("r").ok());
+  EXPECT_THAT(log, ElementsAre("r:added", "r:read", "r:read", "r:removed"));
+  ch->Finish();
+}
+
+// Removes itself from the pipeline on the first read.
+class OneShot : public ChannelInboundHandler {
+ public:
+  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override {
+    std::string s = *std::move(msg).Take<std::string>();
+    ctx.pipeline().Remove(this).IgnoreError();
+    ctx.FireChannelRead(s + "!");
+  }
+};
+
+TEST(PipelineTest, HandlerRemovesItselfWhileEventsFlow) {
+  auto ch = EmbeddedChannel::Create({std::make_shared<OneShot>(), std::make_shared<Appender>("z")});
+  ch->WriteInbound(std::string("1"));
+  ch->WriteInbound(std::string("2"));
+  EXPECT_EQ(ch->ReadInbound<std::string>(), "1!z");
+  EXPECT_EQ(ch->ReadInbound<std::string>(), "2z");
+  ch->Finish();
+}
+
+class ThrowsOnRead : public ChannelInboundHandler {
+ public:
+  void ChannelRead(ChannelHandlerContext&, Message) override {
+    throw std::runtime_error("decode failed");
+  }
+};
+
+class ThrowsOnWrite : public ChannelOutboundHandler {
+ public:
+  void Write(ChannelHandlerContext&, Message, ChannelPromise) override {
+    throw std::runtime_error("encode failed");
+  }
+};
+
+TEST(PipelineTest, InboundThrowBecomesExceptionCaught) {
+  auto ch = EmbeddedChannel::Create({std::make_shared<ThrowsOnRead>()});
+  ch->WriteInbound(std::string("x"));
+  absl::Status cause = ch->CheckException();
+  EXPECT_EQ(cause.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(cause.message()), ::testing::HasSubstr("decode failed"));
+  EXPECT_TRUE(ch->CheckException().ok());
+  EXPECT_TRUE(ch->IsOpen());  // the channel keeps going
+  ch->Finish();
+}
+
+TEST(PipelineTest, OutboundThrowFailsThePromise) {
+  auto ch = EmbeddedChannel::Create({std::make_shared<ThrowsOnWrite>()});
+  ChannelFuture f = ch->WriteAndFlush(std::string("x"));
+  ch->RunPendingTasks();
+  ASSERT_TRUE(f.IsDone());
+  EXPECT_EQ(f.Cause().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(f.Cause().message()), ::testing::HasSubstr("encode failed"));
+  EXPECT_EQ(ch->OutboundCount(), 0u);
+  ch->Finish();
+}
+
+struct Counted {
+  static inline int live = 0;
+  Counted() { ++live; }
+  Counted(Counted&&) noexcept { ++live; }
+  ~Counted() { --live; }
+};
+
+class Dropper : public ChannelInboundHandler {
+ public:
+  void ChannelRead(ChannelHandlerContext&, Message) override {}  // consumes (destroys)
+};
+
+TEST(PipelineTest, ConsumedMessagesAreReleased) {
+  auto ch = EmbeddedChannel::Create({std::make_shared<Dropper>()});
+  ch->WriteInbound(Counted());
+  EXPECT_EQ(Counted::live, 0);
+  EXPECT_EQ(ch->InboundCount(), 0u);
+  ch->Finish();
+}
+
+TEST(PipelineTest, WriteResultsReachPromises) {
+  auto ch = EmbeddedChannel::Create();
+  ChannelFuture ok = ch->WriteAndFlush(std::string("x"));
+  EXPECT_TRUE(ok.IsSuccess());
+  ch->Close();
+  ChannelFuture closed = ch->WriteAndFlush(std::string("y"));
+  EXPECT_EQ(closed.Cause().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(ch->CloseFuture().IsSuccess());
+  ch->Finish();
+}
+
+// Runs on another executor: records its thread and passes reads on.
+class ThreadProbe : public ChannelInboundHandler {
+ public:
+  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override {
+    thread_ = std::this_thread::get_id();
+    ctx.FireChannelRead(std::move(msg));
+  }
+  std::thread::id thread_;
+};
+
+TEST(PipelineTest, HandlerPinnedToAnotherExecutor) {
+  internal::TestExecutor other;
+  auto probe = std::make_shared<ThreadProbe>();
+  auto ch = EmbeddedChannel::Create();
+  ASSERT_TRUE(ch->pipeline().AddLast(&other, "probe", probe).ok());
+  EXPECT_EQ(ch->pipeline().Context("probe")->executor(), &other);
+  for (int i = 0; i < 100; ++i) ch->pipeline().FireChannelRead(std::to_string(i));
+  // The reads hop to `other` and then (the tail runs on the embedded loop) come back as
+  // tasks on the embedded loop; wait for them in order.
+  for (int i = 0; i < 100; ++i) {
+    while (ch->InboundCount() == 0) {
+      other.RunAndWait([] {});
+      ch->RunPendingTasks();
+    }
+    EXPECT_EQ(ch->ReadInbound<std::string>(), std::to_string(i));
+  }
+  std::thread::id other_thread;
+  other.RunAndWait([&] { other_thread = std::this_thread::get_id(); });
+  EXPECT_EQ(probe->thread_, other_thread);
+  ch->Finish();
+  other.RunAndWait([] {});
+  ch->RunPendingTasks();
+}
+
+}  // namespace
+}  // namespace gyre

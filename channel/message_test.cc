@@ -1,0 +1,81 @@
+#include "gyre/channel/message.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace gyre {
+namespace {
+
+struct Big {
+  char bytes[200];
+  int tag;
+};
+
+struct Counted {
+  static inline int live = 0;
+  explicit Counted(int v) : value(v) { ++live; }
+  Counted(Counted&& o) noexcept : value(o.value) { ++live; }
+  ~Counted() { --live; }
+  int value;
+};
+
+TEST(MessageTest, HoldsAndTypeChecks) {
+  Message m = std::string("hello");
+  EXPECT_FALSE(m.empty());
+  EXPECT_TRUE(m.Is<std::string>());
+  EXPECT_FALSE(m.Is<int>());
+  EXPECT_EQ(m.Get<int>(), nullptr);
+  ASSERT_NE(m.Get<std::string>(), nullptr);
+  EXPECT_EQ(*m.Get<std::string>(), "hello");
+}
+
+TEST(MessageTest, TakeMovesOutOrLeavesUnchanged) {
+  Message m = std::make_unique<int>(5);
+  std::optional<int> wrong = std::move(m).Take<int>();
+  EXPECT_FALSE(wrong.has_value());
+  EXPECT_FALSE(m.empty());
+  std::optional<std::unique_ptr<int>> right = std::move(m).Take<std::unique_ptr<int>>();
+  ASSERT_TRUE(right.has_value());
+  EXPECT_EQ(**right, 5);
+  EXPECT_TRUE(m.empty());
+}
+
+TEST(MessageTest, LargeValuesAreBoxedAndMoveCheaply) {
+  Big b{};
+  b.tag = 9;
+  Message m = b;
+  Message n = std::move(m);
+  EXPECT_TRUE(m.empty());
+  ASSERT_TRUE(n.Is<Big>());
+  EXPECT_EQ(n.Get<Big>()->tag, 9);
+}
+
+TEST(MessageTest, DestroysExactlyOnce) {
+  {
+    Message m = Counted(1);
+    EXPECT_EQ(Counted::live, 1);
+    Message n = std::move(m);
+    EXPECT_EQ(Counted::live, 1);
+    std::vector<Message> v;
+    v.push_back(std::move(n));
+    v.emplace_back(Counted(2));
+    EXPECT_EQ(Counted::live, 2);
+  }
+  EXPECT_EQ(Counted::live, 0);
+  Message r = Counted(3);
+  r.Reset();
+  EXPECT_EQ(Counted::live, 0);
+  EXPECT_TRUE(r.empty());
+}
+
+TEST(MessageTest, TypeNameForDiagnostics) {
+  Message m = 42;
+  EXPECT_NE(std::string(m.type_name()).find("int"), std::string::npos);
+  EXPECT_STREQ(Message().type_name(), "empty");
+}
+
+}  // namespace
+}  // namespace gyre
