@@ -167,7 +167,8 @@ absl::AnyInvocable<void()> SingleThreadEventExecutor::TakeTask() {
       return [this] { RunDueScheduled(NanosNow()); };
     }
     if (internal::TaskNode* node = queue_.Pop()) {
-      ++unflushed_;
+      // Relaxed: as in RunAllTasks().
+      pending_.fetch_sub(1, std::memory_order_relaxed);
       ++completed_local_;
       absl::AnyInvocable<void()> task = std::move(node->fn);
       node->fn = nullptr;
@@ -210,15 +211,13 @@ bool SingleThreadEventExecutor::RunDueScheduled(int64_t now) {
 bool SingleThreadEventExecutor::RunAllTasks() {
   int64_t start = RealNanos();
   bool ran = RunDueScheduled(NanosNow());
-  size_t n = 0;
-  while (n < kMaxBatch) {
-    internal::TaskNode* node = queue_.Pop();
-    if (node == nullptr) break;
-    RunNode(node);
-    ++n;
-  }
+  // Count the batch out of pending_ before running it, so a running (maybe blocking)
+  // task no longer occupies a slot of a bounded queue.
+  size_t n = queue_.CountReady(kMaxBatch);
   if (n != 0) {
-    unflushed_ += n;
+    // Relaxed: the count is only compared, never used to publish data.
+    pending_.fetch_sub(n, std::memory_order_relaxed);
+    for (size_t i = 0; i < n; ++i) RunNode(queue_.Pop());
     completed_local_ += n;
     ran = true;
   }
@@ -234,17 +233,18 @@ bool SingleThreadEventExecutor::RunAllTasks(absl::Duration timeout) {
   int64_t start = RealNanos();
   int64_t deadline = internal::DeadlineNanos(NanosNow(), timeout);
   bool ran = RunDueScheduled(NanosNow());
-  size_t n = 0;
+  size_t total = 0;
   for (;;) {
-    internal::TaskNode* node = queue_.Pop();
-    if (node == nullptr) break;
-    RunNode(node);
-    ++n;
-    if ((n & 63) == 0 && NanosNow() >= deadline) break;
+    size_t n = queue_.CountReady(64);
+    if (n == 0) break;
+    // Relaxed: as in RunAllTasks().
+    pending_.fetch_sub(n, std::memory_order_relaxed);
+    for (size_t i = 0; i < n; ++i) RunNode(queue_.Pop());
+    total += n;
+    if (NanosNow() >= deadline) break;
   }
-  if (n != 0) {
-    unflushed_ += n;
-    completed_local_ += n;
+  if (total != 0) {
+    completed_local_ += total;
     ran = true;
   }
   FlushAccounting();
@@ -256,11 +256,6 @@ bool SingleThreadEventExecutor::RunAllTasks(absl::Duration timeout) {
 }
 
 void SingleThreadEventExecutor::FlushAccounting() {
-  if (unflushed_ != 0) {
-    // Relaxed: the count is only compared, never used to publish data.
-    pending_.fetch_sub(unflushed_, std::memory_order_relaxed);
-    unflushed_ = 0;
-  }
   // Relaxed single-writer statistic.
   completed_.store(completed_local_, std::memory_order_relaxed);
 }
@@ -318,8 +313,11 @@ bool SingleThreadEventExecutor::ConfirmShutdown() {
   CancelScheduledTasks();
   if (!shutdown_started_) {
     shutdown_started_ = true;
-    shutdown_start_nanos_ = NanosNow();
-    last_execution_nanos_ = shutdown_start_nanos_;  // the quiet period starts now
+    // Relaxed: written before the state transition we acquired.
+    shutdown_start_nanos_ = requested_shutdown_nanos_.load(std::memory_order_relaxed);
+    if (shutdown_start_nanos_ == 0) shutdown_start_nanos_ = NanosNow();
+    // The quiet period starts with the shutdown (or with a later task run).
+    last_execution_nanos_ = std::max(last_execution_nanos_, shutdown_start_nanos_);
   }
   int64_t quiet = quiet_nanos_.load(std::memory_order_relaxed);
   bool ran_tasks = RunAllTasks();
@@ -354,6 +352,7 @@ Future<void> SingleThreadEventExecutor::ShutdownGracefully(absl::Duration quiet_
     // Relaxed: published by the state transition's release below.
     quiet_nanos_.store(quiet, std::memory_order_relaxed);
     timeout_nanos_.store(limit, std::memory_order_relaxed);
+    requested_shutdown_nanos_.store(NanosNow(), std::memory_order_relaxed);
     if (s == kNotStarted) {
       // No thread, so (tasks start the thread first) nothing queued and no timers.
       pending_.fetch_or(kRejectBit, std::memory_order_acq_rel);
@@ -444,9 +443,9 @@ void SingleThreadEventExecutor::ThreadMain() {
       std::this_thread::yield();  // a producer is between its admission and its push
       continue;
     }
+    pending_.fetch_sub(1, std::memory_order_relaxed);
     RunNode(node);
     --remaining;
-    ++unflushed_;
     ++completed_local_;
   }
   FlushAccounting();

@@ -113,7 +113,8 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // the hook is then destroyed here.
   absl::Status AddShutdownHook(absl::AnyInvocable<void()> hook);
 
-  // Tasks queued and not yet run. Any thread; cheap; may lag the loop by one batch.
+  // Tasks queued and not yet run. Any thread; cheap. A task leaves
+  // the count just before it runs.
   size_t PendingTasks() const;
   // Tasks in the timer heap. Any thread; cheap.
   size_t ScheduledTaskCount() const;
@@ -229,6 +230,8 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // the loop after its acquire load of the state; relaxed otherwise.
   std::atomic<int64_t> quiet_nanos_{0};
   std::atomic<int64_t> timeout_nanos_{0};
+  // When ShutdownGracefully was called (ticker time; 0: Run() returned on its own).
+  std::atomic<int64_t> requested_shutdown_nanos_{0};
   Promise<void> termination_;
 
   internal::Mutex hooks_mu_;
@@ -236,7 +239,6 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
 
   // Loop-confined state.
   internal::ScheduledTaskHeap heap_;
-  uint64_t unflushed_ = 0;          // tasks taken but not yet subtracted from pending_
   uint64_t completed_local_ = 0;
   int64_t last_execution_nanos_ = 0;
   int64_t shutdown_start_nanos_ = 0;

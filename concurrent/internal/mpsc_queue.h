@@ -15,6 +15,7 @@
 #define GYRE_CONCURRENT_INTERNAL_MPSC_QUEUE_H_
 
 #include <atomic>
+#include <cstddef>
 #include <utility>
 
 #include "absl/functional/any_invocable.h"
@@ -61,6 +62,19 @@ class TaskQueue {
     head_ = next;
     delete head;
     return next;
+  }
+
+  // Counts the linked nodes after the stub, at most `max`; each of them is then
+  // guaranteed to come out of the next Pop() calls.
+  size_t CountReady(size_t max) const {
+    size_t n = 0;
+    TaskNode* node = head_;
+    while (n < max) {
+      node = node->next.load(std::memory_order_acquire);
+      if (node == nullptr) break;
+      ++n;
+    }
+    return n;
   }
 
   // True if a node is linked, or being linked, after the stub.
