@@ -17,6 +17,7 @@
 #define GYRE_CONCURRENT_FAST_THREAD_LOCAL_H_
 
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include "absl/functional/any_invocable.h"
@@ -60,7 +61,12 @@ class FastThreadLocal {
   T& Get() {
     void* slot = internal::GetThreadLocalSlot(index_);
     if (slot == nullptr) {
-      T* value = initial_ ? new T(initial_()) : new T();
+      T* value;
+      if constexpr (std::is_default_constructible_v<T>) {
+        value = initial_ ? new T(initial_()) : new T();
+      } else {
+        value = new T(initial_());  // a T without a default needs the initial function
+      }
       internal::SetThreadLocalSlot(index_, value, &Delete);
       return *value;
     }
