@@ -77,6 +77,13 @@ class TaskQueue {
     return n;
   }
 
+  // A spin-wait hint to the CPU.
+  static void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
   // True if a node is linked, or being linked, after the stub.
   bool MaybeNonEmpty() const {
     if (head_->next.load(std::memory_order_acquire) != nullptr) return true;
