@@ -7,8 +7,11 @@
 namespace gyre {
 
 GlobalEventExecutor* GlobalEventExecutor::Instance() {
-  static GlobalEventExecutor* const instance =
-      new GlobalEventExecutor(Ticker::System(), absl::Seconds(1));
+  static GlobalEventExecutor* const instance = [] {
+    auto* g = new GlobalEventExecutor(Ticker::System(), absl::Seconds(1));
+    g->detach_workers_ = true;
+    return g;
+  }();
   return instance;
 }
 
@@ -57,6 +60,10 @@ absl::Status GlobalEventExecutor::StartLocked() {
   running_ = true;
   ++threads_started_;
   thread_ = *std::move(thread);
+  if (detach_workers_) {
+    thread_->Detach();
+    thread_ = nullptr;
+  }
   // The previous worker has left its loop (running_ was false); it only has to return.
   if (previous != nullptr) previous->Join();
   return absl::OkStatus();

@@ -40,6 +40,7 @@ class GlobalEventExecutor final : public AbstractEventExecutor,
 
   // For tests: an instance with its own clock and quiet period. Use Instance() otherwise.
   GlobalEventExecutor(Ticker* ticker, absl::Duration quiet_period);
+  // Instance() detaches its workers: it is never destroyed, so nothing would join them.
   ~GlobalEventExecutor() override;
 
   bool InEventLoop(std::thread::id thread) const override;
@@ -73,6 +74,7 @@ class GlobalEventExecutor final : public AbstractEventExecutor,
 
   Ticker* const ticker_;
   const int64_t quiet_nanos_;
+  bool detach_workers_ = false;  // set once, before any worker starts
   DefaultThreadFactory factory_;
   Future<void> termination_;
   // The current worker's id (relaxed: a thread only compares against its own id).

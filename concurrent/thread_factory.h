@@ -39,6 +39,11 @@ class Thread {
   // the thread itself (which cannot wait for itself; it is detached instead).
   void Join();
 
+  // Lets the thread run on unowned; Join() and the destructor then do nothing.
+  void Detach() {
+    if (thread_.joinable()) thread_.detach();
+  }
+
   std::thread::id id() const { return id_; }
   // The name given by the factory (the OS name may be truncated to 15 characters).
   const std::string& name() const { return name_; }
