@@ -44,8 +44,8 @@ absl::Status ExecutorGroupRegistry::ShutdownGracefully(const std::string& name,
   for (auto* g : groups_) {
     if (g->name() != name) continue;
     found = true;
-    // Only gyre code runs here: the children's ShutdownGracefully never calls user code
-    // (except hooks of never-started executors, which run on this thread).
+    // Under the lock so the group cannot be destroyed meanwhile. A child that never
+    // started runs its shutdown hooks right here; those hooks must not use the registry.
     g->ShutdownGracefully(quiet_period, timeout);
   }
   if (!found) return absl::NotFoundError(absl::StrCat("no executor group named \"", name, "\""));

@@ -44,6 +44,8 @@ class ExecutorGroupRegistry {
   // One snapshot per live named group, in registration order.
   std::vector<GroupSnapshot> Snapshots() const;
   // Starts graceful shutdown of every live group named `name`. NotFound if none.
+  // Shutdown hooks of executors that never started run on this thread, under the
+  // registry's lock: such hooks must not call the registry.
   absl::Status ShutdownGracefully(const std::string& name, absl::Duration quiet_period,
                                   absl::Duration timeout);
 

@@ -175,7 +175,7 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   static constexpr uint64_t kRejectBit = uint64_t{1} << 63;
   static constexpr uint64_t kCountMask = kRejectBit - 1;
   static constexpr size_t kMaxBatch = 1024;
-  // About 10-20 microseconds of polling before a loop goes to sleep.
+  // Tens of microseconds of polling (a pause each) before a loop goes to sleep.
   static constexpr int kSpinsBeforeSleep = 2000;
 
   enum class Admission { kNormal, kNoHandler, kInternal };
