@@ -9,6 +9,7 @@
 #ifndef GYRE_CONCURRENT_EVENT_EXECUTOR_H_
 #define GYRE_CONCURRENT_EVENT_EXECUTOR_H_
 
+#include <cstdint>
 #include <exception>
 #include <thread>
 #include <type_traits>
@@ -16,10 +17,15 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "gyre/concurrent/event_executor_group.h"
+#include "gyre/concurrent/executor_snapshot.h"
 #include "gyre/concurrent/future.h"
 #include "gyre/concurrent/progressive_promise.h"
 #include "gyre/concurrent/promise.h"
+#include "gyre/concurrent/internal/scheduled_task.h"
+#include "gyre/concurrent/scheduled_future.h"
+#include "gyre/concurrent/ticker.h"
 
 namespace gyre {
 
@@ -41,6 +47,27 @@ class EventExecutor : public virtual EventExecutorGroup {
 
   // Queues `task` to run on this executor's thread (never inside this call).
   absl::Status Execute(absl::AnyInvocable<void()> task) override = 0;
+
+  // Describes this executor (state, thread, task counts); never blocks the loop. The
+  // default reports only the lifecycle flags.
+  virtual ExecutorSnapshot Snapshot() const {
+    ExecutorSnapshot s;
+    s.state = IsTerminated()     ? ExecutorState::kTerminated
+              : IsShutdown()     ? ExecutorState::kShutdown
+              : IsShuttingDown() ? ExecutorState::kShuttingDown
+                                 : ExecutorState::kStarted;
+    return s;
+  }
+
+  // The clock this executor's timers use.
+  virtual const Ticker* ticker() const { return Ticker::System(); }
+
+  // Takes one reference to `task` (whose deadline is set) into this executor's timers.
+  // Returns FailedPrecondition when shut down, Unimplemented (the default) for executors
+  // without timers; the task is then left to the caller. Used by Schedule*.
+  virtual absl::Status ScheduleTask(internal::ScheduledTaskRef& task) {
+    return absl::UnimplementedError("this executor does not support scheduled tasks");
+  }
 
   // Factories for futures whose listeners are notified on this executor.
   template <typename T>
@@ -90,6 +117,67 @@ auto EventExecutorGroup::Submit(F&& f) -> Future<std::invoke_result_t<std::decay
       });
   if (!status.ok()) promise.TryFailure(std::move(status));
   return promise;
+}
+
+namespace internal {
+
+// now + delay in ticker nanoseconds, saturating (a non-positive delay means now).
+inline int64_t DeadlineNanos(int64_t now, absl::Duration delay) {
+  if (delay <= absl::ZeroDuration()) return now;
+  if (delay == absl::InfiniteDuration()) return INT64_MAX;
+  int64_t d = absl::ToInt64Nanoseconds(delay);
+  return d > INT64_MAX - now ? INT64_MAX : now + d;
+}
+
+}  // namespace internal
+
+template <typename R, typename F>
+ScheduledFuture<R> EventExecutorGroup::ScheduleImpl(F&& f, absl::Duration delay,
+                                                    internal::ScheduledTask::Kind kind,
+                                                    absl::Duration period) {
+  using Core = internal::ScheduledTaskCore<R, std::decay_t<F>>;
+  EventExecutor* executor = Next();
+  int64_t period_nanos = 0;
+  if (kind != internal::ScheduledTask::Kind::kOnce) {
+    period_nanos = period == absl::InfiniteDuration() ? INT64_MAX : absl::ToInt64Nanoseconds(period);
+  }
+  auto* core = new Core(executor, std::forward<F>(f), kind, period_nanos);
+  ScheduledFuture<R> future(core);  // adopts the creation reference
+  const Ticker* ticker = executor->ticker();
+  core->set_ticker(ticker);
+  core->set_deadline_nanos(internal::DeadlineNanos(ticker->Nanos(), delay));
+  if (kind != internal::ScheduledTask::Kind::kOnce && period <= absl::ZeroDuration()) {
+    core->FailDetached(absl::InvalidArgumentError("a periodic task needs a positive period"));
+    return future;
+  }
+  core->AddRef();  // the executor's reference
+  internal::ScheduledTaskRef ref(core);
+  absl::Status status = executor->ScheduleTask(ref);
+  if (!status.ok()) core->FailDetached(std::move(status));  // `ref` drops the executor's ref
+  return future;
+}
+
+template <typename F>
+auto EventExecutorGroup::Schedule(F&& f, absl::Duration delay)
+    -> ScheduledFuture<std::invoke_result_t<std::decay_t<F>&>> {
+  using R = std::invoke_result_t<std::decay_t<F>&>;
+  return ScheduleImpl<R>(std::forward<F>(f), delay, internal::ScheduledTask::Kind::kOnce,
+                         absl::ZeroDuration());
+}
+
+template <typename F>
+ScheduledFuture<void> EventExecutorGroup::ScheduleAtFixedRate(F&& f, absl::Duration initial_delay,
+                                                              absl::Duration period) {
+  return ScheduleImpl<void>(std::forward<F>(f), initial_delay,
+                            internal::ScheduledTask::Kind::kFixedRate, period);
+}
+
+template <typename F>
+ScheduledFuture<void> EventExecutorGroup::ScheduleWithFixedDelay(F&& f,
+                                                                 absl::Duration initial_delay,
+                                                                 absl::Duration delay) {
+  return ScheduleImpl<void>(std::forward<F>(f), initial_delay,
+                            internal::ScheduledTask::Kind::kFixedDelay, delay);
 }
 
 }  // namespace gyre

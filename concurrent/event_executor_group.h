@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "gyre/concurrent/future.h"
 #include "gyre/concurrent/promise.h"
+#include "gyre/concurrent/scheduled_future.h"
 
 namespace gyre {
 
@@ -76,6 +77,33 @@ class EventExecutorGroup {
   // rejected, the returned future has already failed with the rejection status.
   template <typename F>
   auto Submit(F&& f) -> Future<std::invoke_result_t<std::decay_t<F>&>>;
+
+  // Runs f() on Next() once `delay` has passed (zero or negative: as soon as possible;
+  // absl::InfiniteDuration(): never, until cancelled) and completes the returned future
+  // with its result (Internal if it threw). Cancelling the future removes the task.
+  // A rejected task's future has already failed with the rejection status
+  // (FailedPrecondition when shut down; Unimplemented when the executor keeps no timers).
+  template <typename F>
+  auto Schedule(F&& f, absl::Duration delay)
+      -> ScheduledFuture<std::invoke_result_t<std::decay_t<F>&>>;
+
+  // Runs f() on Next() first after `initial_delay`, then every `period` measured from
+  // the previous scheduled start: late runs catch up back to back, without drift. Stops
+  // when the future is cancelled or f throws (the future then fails with Internal).
+  // A period <= 0 gives a future failed with InvalidArgument.
+  template <typename F>
+  ScheduledFuture<void> ScheduleAtFixedRate(F&& f, absl::Duration initial_delay,
+                                            absl::Duration period);
+
+  // As ScheduleAtFixedRate, but each run is due `delay` after the previous run ended.
+  template <typename F>
+  ScheduledFuture<void> ScheduleWithFixedDelay(F&& f, absl::Duration initial_delay,
+                                               absl::Duration delay);
+
+ private:
+  template <typename R, typename F>
+  ScheduledFuture<R> ScheduleImpl(F&& f, absl::Duration delay,
+                                  internal::ScheduledTask::Kind kind, absl::Duration period);
 };
 
 }  // namespace gyre

@@ -1,0 +1,130 @@
+// Executor workloads W1, W2, W3, W5, W6 (see issue 4). Items/s via SetItemsProcessed.
+//
+//   bazel run --config=bench //concurrent:executor_benchmark
+#include <atomic>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "benchmark/benchmark.h"
+#include "gyre/concurrent/default_event_executor.h"
+#include "gyre/concurrent/promise.h"
+
+namespace gyre {
+namespace {
+
+// W1 / W2: producers submit no-op tasks to one executor; time until all ran.
+void SubmitNoops(benchmark::State& state, int producers) {
+  const int64_t per_producer = state.range(0) / producers;
+  for (auto _ : state) {
+    DefaultEventExecutor executor;
+    executor.Submit([] {}).Await().IgnoreError();  // start the thread outside the count
+    std::atomic<int64_t> ran{0};
+    std::vector<std::thread> threads;
+    for (int p = 0; p < producers; ++p) {
+      threads.emplace_back([&] {
+        for (int64_t i = 0; i < per_producer; ++i) {
+          // Relaxed: a counter only read after the final barrier.
+          executor.Execute([&ran] { ran.fetch_add(1, std::memory_order_relaxed); }).IgnoreError();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    executor.Submit([] {}).Await().IgnoreError();
+    benchmark::DoNotOptimize(ran.load());
+  }
+  state.SetItemsProcessed(state.iterations() * per_producer * producers);
+}
+
+void BM_W1_OneProducer(benchmark::State& state) { SubmitNoops(state, 1); }
+void BM_W2_TwoProducers(benchmark::State& state) { SubmitNoops(state, 2); }
+BENCHMARK(BM_W1_OneProducer)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_W2_TwoProducers)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// W3: a task bounces between two executors; one item per hop.
+void BM_W3_PingPong(benchmark::State& state) {
+  const int hops = static_cast<int>(state.range(0));
+  DefaultEventExecutor a, b;
+  struct Hop {
+    DefaultEventExecutor* self;
+    DefaultEventExecutor* other;
+    int left;
+    Promise<void> done;
+    void operator()() {
+      if (left == 0) {
+        done.TrySuccess();
+        return;
+      }
+      other->Execute(Hop{other, self, left - 1, done}).IgnoreError();
+    }
+  };
+  for (auto _ : state) {
+    Promise<void> done;
+    a.Execute(Hop{&a, &b, hops, done}).IgnoreError();
+    done.Await().IgnoreError();
+  }
+  state.SetItemsProcessed(state.iterations() * hops);
+  state.counters["ns_per_hop"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * hops),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_W3_PingPong)->Arg(10'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// W5: schedule N timers with random delays 1 ms..10 s from outside the loop, then
+// cancel them all. Reports schedules/s and cancels/s.
+void BM_W5_ScheduleThenCancel(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<int64_t> delay_us(1'000, 10'000'000);
+  std::vector<absl::Duration> delays(n);
+  for (auto& d : delays) d = absl::Microseconds(delay_us(rng));
+  DefaultEventExecutor executor;
+  double schedule_s = 0, cancel_s = 0;
+  for (auto _ : state) {
+    std::vector<ScheduledFuture<void>> fs;
+    fs.reserve(n);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) fs.push_back(executor.Schedule([] {}, delays[i]));
+    executor.Submit([] {}).Await().IgnoreError();  // all inserted
+    auto t1 = std::chrono::steady_clock::now();
+    for (auto& f : fs) f.Cancel();
+    executor.Submit([] {}).Await().IgnoreError();  // all removed
+    auto t2 = std::chrono::steady_clock::now();
+    schedule_s += std::chrono::duration<double>(t1 - t0).count();
+    cancel_s += std::chrono::duration<double>(t2 - t1).count();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.counters["schedules_per_s"] = static_cast<double>(state.iterations() * n) / schedule_s;
+  state.counters["cancels_per_s"] = static_cast<double>(state.iterations() * n) / cancel_s;
+}
+BENCHMARK(BM_W5_ScheduleThenCancel)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// W6: a task resubmits itself from its own loop N times.
+void BM_W6_SelfResubmit(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  DefaultEventExecutor executor;
+  struct Again {
+    DefaultEventExecutor* e;
+    int64_t left;
+    Promise<void> done;
+    void operator()() {
+      if (left == 0) {
+        done.TrySuccess();
+        return;
+      }
+      e->Execute(Again{e, left - 1, done}).IgnoreError();
+    }
+  };
+  for (auto _ : state) {
+    Promise<void> done;
+    executor.Execute(Again{&executor, n, done}).IgnoreError();
+    done.Await().IgnoreError();
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_W6_SelfResubmit)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace gyre

@@ -1,0 +1,105 @@
+// Helpers shared by the executor tests: a thread factory that counts and can fail,
+// and std-only handshakes (gyre's tests avoid absl::Notification under TSan).
+//
+// Thread safety: every helper is thread-safe.
+#ifndef GYRE_CONCURRENT_EXECUTOR_TEST_UTIL_H_
+#define GYRE_CONCURRENT_EXECUTOR_TEST_UTIL_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gyre/concurrent/thread_factory.h"
+
+namespace gyre {
+namespace test {
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+// How long a handshake waits before the test gives up (a failure, not a timing check).
+inline constexpr std::chrono::seconds kHandshakeTimeout{30};
+
+// A one-shot gate.
+class Latch {
+ public:
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  // Returns false if not opened within kHandshakeTimeout.
+  bool Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, kHandshakeTimeout, [&] { return open_; });
+  }
+  bool IsOpen() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return open_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// A counter one can wait on.
+class Counter {
+ public:
+  void Increment() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++value_;
+    cv_.notify_all();
+  }
+  int value() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return value_;
+  }
+  // Returns false if the value did not reach `n` within kHandshakeTimeout.
+  bool WaitFor(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, kHandshakeTimeout, [&] { return value_ >= n; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int value_ = 0;
+};
+
+// Wraps DefaultThreadFactory, counting threads; fails while `fail` is set.
+class CountingThreadFactory : public ThreadFactory {
+ public:
+  explicit CountingThreadFactory(std::string pool = "test") : inner_(std::move(pool)) {}
+  absl::StatusOr<std::unique_ptr<Thread>> NewThread(absl::AnyInvocable<void()> body) override {
+    if (fail.load()) return absl::ResourceExhaustedError("thread creation refused by the test");
+    created.fetch_add(1);
+    return inner_.NewThread(std::move(body));
+  }
+  std::atomic<int> created{0};
+  std::atomic<bool> fail{false};
+
+ private:
+  DefaultThreadFactory inner_;
+};
+
+}  // namespace test
+}  // namespace gyre
+
+#endif  // GYRE_CONCURRENT_EXECUTOR_TEST_UTIL_H_

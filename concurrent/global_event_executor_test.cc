@@ -1,0 +1,105 @@
+#include "gyre/concurrent/global_event_executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "gyre/concurrent/executor_test_util.h"
+#include "gyre/concurrent/immediate_event_executor.h"
+#include "gyre/testing/manual_ticker.h"
+
+namespace gyre {
+namespace {
+
+// The worker notes the end of a run a moment after the task returned, so advance the
+// clock in steps until it stops (each wait is a handshake, not a timer).
+bool AdvanceUntilInactive(testing::ManualTicker& ticker, GlobalEventExecutor& e) {
+  for (int i = 0; i < 2000; ++i) {
+    if (e.AwaitInactivity(absl::Milliseconds(5))) return true;
+    ticker.Advance(absl::Milliseconds(250));
+  }
+  return false;
+}
+
+// B72: starts on the first task, stops after the quiet period idle, restarts later.
+TEST(GlobalEventExecutorTest, StartsOnDemandAndStopsWhenIdle) {
+  testing::ManualTicker ticker;
+  GlobalEventExecutor executor(&ticker, absl::Seconds(1));
+  EXPECT_EQ(executor.ThreadsStarted(), 0);
+  auto f = executor.Submit([&] { return executor.InEventLoop(); });
+  ASSERT_TRUE(f.Sync().ok());
+  EXPECT_TRUE(*f.Sync());
+  EXPECT_EQ(executor.ThreadsStarted(), 1);
+  EXPECT_FALSE(executor.AwaitInactivity(absl::Milliseconds(1)));  // idle < 1 s: alive
+  ASSERT_TRUE(AdvanceUntilInactive(ticker, executor));
+  ASSERT_TRUE(executor.Submit([] {}).Await().ok());
+  EXPECT_EQ(executor.ThreadsStarted(), 2);  // a new thread
+}
+
+// B73: a pending timer keeps the thread alive; it runs, then the thread stops.
+TEST(GlobalEventExecutorTest, ScheduledTasksKeepItAlive) {
+  testing::ManualTicker ticker;
+  GlobalEventExecutor executor(&ticker, absl::Seconds(1));
+  auto f = executor.Schedule([] { return 3; }, absl::Milliseconds(1500));
+  ticker.Advance(absl::Seconds(1));
+  EXPECT_FALSE(executor.AwaitInactivity(absl::Milliseconds(1)));
+  EXPECT_FALSE(f.IsDone());
+  ticker.Advance(absl::Milliseconds(500));
+  ASSERT_TRUE(f.Sync().ok());
+  EXPECT_EQ(*f.Sync(), 3);
+  EXPECT_EQ(executor.ThreadsStarted(), 1);
+  EXPECT_TRUE(AdvanceUntilInactive(ticker, executor));
+}
+
+TEST(GlobalEventExecutorTest, CannotBeShutDown) {
+  GlobalEventExecutor* g = GlobalEventExecutor::Instance();
+  Future<void> f = g->ShutdownGracefully();
+  ASSERT_TRUE(f.IsDone());
+  EXPECT_EQ(f.Cause().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(g->IsShuttingDown());
+  ASSERT_TRUE(g->Submit([] {}).Await().ok());
+}
+
+TEST(GlobalEventExecutorTest, CancelledTimerIsRemoved) {
+  testing::ManualTicker ticker;
+  GlobalEventExecutor executor(&ticker, absl::Seconds(1));
+  auto token = std::make_shared<int>(0);
+  auto f = executor.Schedule([token] {}, absl::Hours(1));
+  EXPECT_EQ(token.use_count(), 2);
+  EXPECT_TRUE(f.Cancel());
+  EXPECT_EQ(token.use_count(), 1);
+}
+
+// Re-entrant submissions are queued, not recursed into (B40's setting).
+TEST(ImmediateEventExecutorTest, RunsInlineAndQueuesReentrantTasks) {
+  ImmediateEventExecutor* e = ImmediateEventExecutor::Instance();
+  std::vector<int> order;
+  ASSERT_TRUE(e->Execute([&] {
+    order.push_back(1);
+    e->Execute([&] { order.push_back(3); }).IgnoreError();
+    order.push_back(2);
+  }).ok());
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_FALSE(e->InEventLoop());
+  int depth = 0, max_depth = 0;
+  std::function<void(int)> nest = [&](int n) {
+    ++depth;
+    max_depth = std::max(max_depth, depth);
+    if (n > 0) e->Execute([&, n] { nest(n - 1); }).IgnoreError();
+    --depth;
+  };
+  ASSERT_TRUE(e->Execute([&] { nest(10000); }).ok());
+  EXPECT_EQ(max_depth, 1);
+  auto f = e->Submit([] { return 9; });
+  ASSERT_TRUE(f.IsDone());
+  EXPECT_EQ(*f.Sync(), 9);
+}
+
+}  // namespace
+}  // namespace gyre

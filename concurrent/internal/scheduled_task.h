@@ -1,0 +1,227 @@
+// The state of one scheduled task: a FutureCore (so the user's ScheduledFuture is its
+// future) plus what the executor's timer heap needs.
+//
+// Lifespan: the user's ScheduledFuture holds one reference; the executor holds one while
+// the task is queued for insertion or sits in its heap. Cancel() from any thread calls
+// OnCancelled(), which asks the host executor to drop the task from its heap: at once on
+// the loop thread, else through a (non-waking) task. So a cancelled timer is freed long
+// before its deadline. The body is destroyed on the loop when the task leaves the heap.
+//
+// Thread safety: Ref/Unref/Cancel from any thread; heap fields and RunOnLoop are
+// loop-confined.
+#ifndef GYRE_CONCURRENT_INTERNAL_SCHEDULED_TASK_H_
+#define GYRE_CONCURRENT_INTERNAL_SCHEDULED_TASK_H_
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gyre/concurrent/internal/future_core.h"
+
+namespace gyre {
+
+class Ticker;
+
+namespace internal {
+
+class ScheduledTask;
+
+// Implemented by executors that keep scheduled tasks.
+class ScheduledTaskHost {
+ public:
+  virtual ~ScheduledTaskHost() = default;
+  // `task` was cancelled (on any thread); remove it from the heap if it is there.
+  virtual void OnScheduledTaskCancelled(ScheduledTask* task) = 0;
+};
+
+class ScheduledTask {
+ public:
+  enum class Kind { kOnce, kFixedRate, kFixedDelay };
+
+  ScheduledTask(Kind kind, int64_t period_nanos) : kind_(kind), period_nanos_(period_nanos) {}
+  ScheduledTask(const ScheduledTask&) = delete;
+  ScheduledTask& operator=(const ScheduledTask&) = delete;
+
+  virtual void Ref() = 0;
+  virtual void Unref() = 0;
+  // Runs the body on the loop. Returns true when a periodic task must run again.
+  virtual bool RunOnLoop() = 0;
+  // Completes the future as cancelled without calling back into the host.
+  virtual void CancelDetached() = 0;
+  // Completes the future as failed (rejected); the host is not told.
+  virtual void FailDetached(absl::Status status) = 0;
+  virtual bool IsTaskDone() const = 0;
+  // Destroys the body (loop thread; after the task left the heap for good).
+  virtual void DestroyBody() = 0;
+
+  Kind kind() const { return kind_; }
+  int64_t period_nanos() const { return period_nanos_; }
+
+  int64_t deadline_nanos() const {
+    // Relaxed: a plain value read by Deadline(); no other data hangs on it.
+    return deadline_nanos_.load(std::memory_order_relaxed);
+  }
+  void set_deadline_nanos(int64_t d) { deadline_nanos_.store(d, std::memory_order_relaxed); }
+
+  const Ticker* ticker() const { return ticker_; }
+  void set_ticker(const Ticker* t) { ticker_ = t; }
+
+  void set_host(ScheduledTaskHost* host) {
+    // Release/acquire with OnCancelled's load: the host pointer is published once.
+    host_.store(host, std::memory_order_release);
+  }
+
+  // Loop-confined heap bookkeeping.
+  uint64_t seq = 0;
+  int64_t heap_index = -1;
+
+ protected:
+  ~ScheduledTask() = default;
+
+  void NotifyHostCancelled() {
+    ScheduledTaskHost* host = host_.load(std::memory_order_acquire);
+    if (host != nullptr) host->OnScheduledTaskCancelled(this);
+  }
+
+ private:
+  const Kind kind_;
+  const int64_t period_nanos_;
+  std::atomic<int64_t> deadline_nanos_{0};
+  const Ticker* ticker_ = nullptr;
+  std::atomic<ScheduledTaskHost*> host_{nullptr};
+};
+
+// A scheduled task whose body is F and whose result is T.
+template <typename T, typename F>
+class ScheduledTaskCore final : public FutureCore<T>, public ScheduledTask {
+ public:
+  ScheduledTaskCore(EventExecutor* executor, F fn, Kind kind, int64_t period_nanos)
+      : FutureCore<T>(executor), ScheduledTask(kind, period_nanos), fn_(std::move(fn)) {}
+
+  void Ref() override { this->AddRef(); }
+  void Unref() override { this->Release(); }
+
+  bool RunOnLoop() override {
+    if (kind() == Kind::kOnce) {
+      if (!this->SetUncancellable()) return false;  // cancelled meanwhile
+      try {
+        if constexpr (std::is_void_v<T>) {
+          (*fn_)();
+          this->TrySuccess();
+        } else {
+          this->TrySuccess((*fn_)());
+        }
+      } catch (const std::exception& e) {
+        this->TryFailure(absl::InternalError(e.what()));
+      } catch (...) {
+        this->TryFailure(absl::InternalError("scheduled task threw a non-std exception"));
+      }
+      return false;
+    }
+    if (this->IsDone()) return false;
+    try {
+      (*fn_)();
+    } catch (const std::exception& e) {
+      this->TryFailure(absl::InternalError(e.what()));
+      return false;
+    } catch (...) {
+      this->TryFailure(absl::InternalError("periodic task threw a non-std exception"));
+      return false;
+    }
+    return !this->IsDone();
+  }
+
+  void CancelDetached() override {
+    set_host(nullptr);
+    this->Cancel();
+  }
+  void FailDetached(absl::Status status) override {
+    set_host(nullptr);
+    this->TryFailure(std::move(status));
+  }
+  bool IsTaskDone() const override { return this->IsDone(); }
+  void DestroyBody() override { fn_.reset(); }
+
+ protected:
+  void OnCancelled() override { NotifyHostCancelled(); }
+
+ private:
+  ~ScheduledTaskCore() override = default;
+
+  std::optional<F> fn_;
+};
+
+// An owning reference to a ScheduledTask.
+class ScheduledTaskRef {
+ public:
+  ScheduledTaskRef() = default;
+  // Adopts one reference.
+  explicit ScheduledTaskRef(ScheduledTask* task) : task_(task) {}
+  ScheduledTaskRef(ScheduledTaskRef&& other) noexcept : task_(std::exchange(other.task_, nullptr)) {}
+  ScheduledTaskRef& operator=(ScheduledTaskRef&& other) noexcept {
+    if (this != &other) {
+      reset();
+      task_ = std::exchange(other.task_, nullptr);
+    }
+    return *this;
+  }
+  ~ScheduledTaskRef() { reset(); }
+  ScheduledTask* get() const { return task_; }
+  ScheduledTask* operator->() const { return task_; }
+  explicit operator bool() const { return task_ != nullptr; }
+  ScheduledTask* release() { return std::exchange(task_, nullptr); }
+  void reset() {
+    if (task_ != nullptr) std::exchange(task_, nullptr)->Unref();
+  }
+
+ private:
+  ScheduledTask* task_ = nullptr;
+};
+
+// The loop's timer heap: a binary min-heap on (deadline, seq) whose elements know their
+// index, so removal is O(log n). Holds one reference per element.
+//
+// Thread safety: loop-confined.
+class ScheduledTaskHeap {
+ public:
+  ScheduledTaskHeap() = default;
+  ScheduledTaskHeap(const ScheduledTaskHeap&) = delete;
+  ScheduledTaskHeap& operator=(const ScheduledTaskHeap&) = delete;
+  ~ScheduledTaskHeap();
+
+  // Adopts `task`'s reference; assigns its tie-break sequence number.
+  void Push(ScheduledTaskRef task);
+  // The earliest task, or null.
+  ScheduledTask* Peek() const { return heap_.empty() ? nullptr : heap_[0]; }
+  // Removes the earliest task (the caller gets its reference).
+  ScheduledTaskRef Pop();
+  // Removes `task` if it is in the heap; returns its reference (empty if not there).
+  ScheduledTaskRef Remove(ScheduledTask* task);
+  size_t size() const { return heap_.size(); }
+  bool empty() const { return heap_.empty(); }
+
+ private:
+  static bool Less(const ScheduledTask* a, const ScheduledTask* b) {
+    if (a->deadline_nanos() != b->deadline_nanos()) return a->deadline_nanos() < b->deadline_nanos();
+    return a->seq < b->seq;
+  }
+  void SiftUp(size_t i);
+  void SiftDown(size_t i);
+  void Place(size_t i, ScheduledTask* t) {
+    heap_[i] = t;
+    t->heap_index = static_cast<int64_t>(i);
+  }
+
+  std::vector<ScheduledTask*> heap_;
+  uint64_t next_seq_ = 0;
+};
+
+}  // namespace internal
+}  // namespace gyre
+
+#endif  // GYRE_CONCURRENT_INTERNAL_SCHEDULED_TASK_H_

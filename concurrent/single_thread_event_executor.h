@@ -1,0 +1,264 @@
+// SingleThreadEventExecutor: an executor that runs every task on one thread, started
+// lazily on the first task and kept for life.
+//
+//   class MyLoop : public SingleThreadEventExecutor {
+//    public:
+//     explicit MyLoop(ExecutorOptions o) : SingleThreadEventExecutor(nullptr, std::move(o)) {}
+//     ~MyLoop() override { ShutdownAndJoin(); }    // before the subclass is torn down
+//    protected:
+//     void Run() override {
+//       for (;;) {
+//         WaitForTasks();
+//         RunAllTasks();
+//         if (ConfirmShutdown()) break;
+//       }
+//     }
+//   };
+//
+// Lifecycle (see ExecutorState): the thread is created through the ThreadFactory when
+// the first task arrives, never in the constructor. ShutdownGracefully moves to
+// kShuttingDown; tasks are still accepted and run, and the executor finishes once a
+// whole quiet period passes with no task run (each run restarts it) or the timeout
+// elapses. Then kShutdown: new tasks are rejected, the queue is drained (every task
+// accepted before that point runs), shutdown hooks run, scheduled tasks still pending
+// complete as cancelled, Cleanup() runs, kTerminated, and TerminationFuture()
+// succeeds. An executor whose thread never started terminates inside
+// ShutdownGracefully, on the caller's thread (its hooks run there), starting no thread.
+// As in Netty, scheduled tasks are cancelled when shutdown begins.
+//
+// Guarantees: a task whose Execute returned OK runs exactly once, on the loop thread;
+// any other was refused with a status and destroyed on the submitting thread. Tasks
+// from one thread run in submission order. A task that throws is logged; the loop goes
+// on. Posting never runs the task inside the call (except the RunInCaller policy).
+// Non-guarantees: no fairness between producers; no bound on the delay of a task behind
+// a long-running one.
+//
+// The task queue is an MPSC linked queue: a producer pays one atomic add (admission and
+// the pending count), one exchange (the push) and, only when the loop may be asleep, a
+// mutex and a signal. The loop is woken only when it may be sleeping, and never misses a
+// wake-up (a Dekker pair on the tail pointer and the sleeping flag).
+//
+// Thread safety: public methods are thread-safe. The protected loop helpers (marked
+// "Loop thread only") must be called from Run(), on the loop thread.
+// Ownership: owns its thread, queue and timers; the destructor shuts down (quiet period
+// zero) and joins. Subclasses must call ShutdownAndJoin() in their own destructor, so
+// that Run() never outlives the subclass.
+// See docs/threading.md and docs/shutdown.md.
+#ifndef GYRE_CONCURRENT_SINGLE_THREAD_EVENT_EXECUTOR_H_
+#define GYRE_CONCURRENT_SINGLE_THREAD_EVENT_EXECUTOR_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gyre/concurrent/abstract_event_executor.h"
+#include "gyre/concurrent/executor_options.h"
+#include "gyre/concurrent/executor_snapshot.h"
+#include "gyre/concurrent/future.h"
+#include "gyre/concurrent/internal/mpsc_queue.h"
+#include "gyre/concurrent/internal/mutex.h"
+#include "gyre/concurrent/internal/scheduled_task.h"
+#include "gyre/concurrent/promise.h"
+#include "gyre/concurrent/thread_factory.h"
+#include "gyre/concurrent/ticker.h"
+
+namespace gyre {
+
+class SingleThreadEventExecutor : public AbstractEventExecutor,
+                                  private Ticker::Observer,
+                                  private internal::ScheduledTaskHost {
+ public:
+  ~SingleThreadEventExecutor() override;
+
+  bool InEventLoop(std::thread::id thread) const override;
+  using EventExecutor::InEventLoop;
+
+  // Queues `task`. Starts the thread first if this is the first task (its creation
+  // error is returned then). Returns FailedPrecondition once kShutdown is reached, or
+  // what the rejected-execution handler decides when the bounded queue is full.
+  absl::Status Execute(absl::AnyInvocable<void()> task) override;
+
+  // As Execute, but never calls the rejected-execution handler (a full queue gives
+  // ResourceExhausted), and leaves `task` intact when refused.
+  absl::Status TryExecute(absl::AnyInvocable<void()>& task);
+
+  // As Execute, but does not wake a sleeping loop: the task runs when the loop next
+  // wakes for another reason (a task, a timer, shutdown).
+  absl::Status LazyExecute(absl::AnyInvocable<void()> task);
+
+  using EventExecutorGroup::ShutdownGracefully;
+  Future<void> ShutdownGracefully(absl::Duration quiet_period, absl::Duration timeout) override;
+  Future<void> TerminationFuture() const override { return termination_; }
+  bool IsShuttingDown() const override { return state() >= ExecutorState::kShuttingDown; }
+  bool IsShutdown() const override { return state() >= ExecutorState::kShutdown; }
+  bool IsTerminated() const override { return state() == ExecutorState::kTerminated; }
+  // On the loop thread returns IsTerminated() at once (waiting would deadlock).
+  bool AwaitTermination(absl::Duration timeout) override;
+
+  ExecutorState state() const {
+    // Acquire: pairs with the release stores of each transition.
+    return static_cast<ExecutorState>(state_.load(std::memory_order_acquire));
+  }
+
+  // Adds a hook run on the loop thread during shutdown (on the caller's thread for an
+  // executor that never started). Returns FailedPrecondition once kShutdown is reached;
+  // the hook is then destroyed here.
+  absl::Status AddShutdownHook(absl::AnyInvocable<void()> hook);
+
+  // Tasks queued and not yet run. Any thread; cheap. A task leaves
+  // the count just before it runs.
+  size_t PendingTasks() const;
+  // Tasks in the timer heap. Any thread; cheap.
+  size_t ScheduledTaskCount() const;
+
+  const Ticker* ticker() const override { return ticker_; }
+  absl::Status ScheduleTask(internal::ScheduledTaskRef& task) override;
+  ExecutorSnapshot Snapshot() const override;
+
+ protected:
+  // `parent` may be null (standalone).
+  SingleThreadEventExecutor(EventExecutorGroup* parent, ExecutorOptions options);
+
+  // The loop body, on the executor's thread. It must run tasks until ConfirmShutdown()
+  // returns true, then return. Returning earlier is a bug and is logged; the executor
+  // then shuts itself down. If it throws, the termination future fails with Internal.
+  virtual void Run() = 0;
+
+  // Called once on the loop thread after the last task and hook, before kTerminated.
+  virtual void Cleanup() {}
+
+  // Loop thread only. Blocks until a task is queued, a timer is due, Wakeup() is called
+  // or the ticker jumps. Never blocks while shutting down (ConfirmShutdown paces that).
+  void WaitForTasks();
+
+  // Loop thread only. Returns the next task (a due timer counts as one), waiting as
+  // WaitForTasks does; an empty invocable when woken without work.
+  absl::AnyInvocable<void()> TakeTask();
+
+  // Loop thread only. Runs due timers and up to a batch of queued tasks; returns true if
+  // anything ran. The batch bound keeps timers from starving behind a queue that is
+  // refilled as fast as it drains.
+  bool RunAllTasks();
+  // As RunAllTasks, but stops once `timeout` has passed (checked every 64 tasks).
+  bool RunAllTasks(absl::Duration timeout);
+
+  // Loop thread only. True if a task is queued (or being queued).
+  bool HasTasks() const { return queue_.MaybeNonEmpty(); }
+
+  // Loop thread only. Returns false unless shutting down. Otherwise cancels timers, runs
+  // tasks and hooks, and returns true once the executor may stop: a quiet period with
+  // no task run, or the timeout, or a quiet period of zero with nothing left to run.
+  // When it returns false it may have slept (until a task, a clock jump or the end of
+  // the quiet period).
+  bool ConfirmShutdown();
+
+  // Wakes the loop if it is sleeping, or makes its next sleep return at once.
+  void Wakeup();
+
+  // Shuts down (quiet period zero) and joins the thread. Most-derived destructors call
+  // it; calling it again is harmless. On the loop thread itself it cannot join: the
+  // thread is detached and an error is logged.
+  void ShutdownAndJoin();
+
+  // Now on this executor's ticker.
+  int64_t NanosNow() const { return ticker_->Nanos(); }
+
+ private:
+  static constexpr uint64_t kRejectBit = uint64_t{1} << 63;
+  static constexpr uint64_t kCountMask = kRejectBit - 1;
+  static constexpr size_t kMaxBatch = 1024;
+  // Tens of microseconds of polling (a pause each) before a loop goes to sleep.
+  static constexpr int kSpinsBeforeSleep = 2000;
+
+  enum class Admission { kNormal, kNoHandler, kInternal };
+  // Admits and queues `task` (moved from only on success).
+  absl::Status Offer(absl::AnyInvocable<void()>& task, bool wake, Admission admission);
+  absl::Status EnsureStarted();
+  void ThreadMain();
+  void WakeIfSleeping();
+  void Sleep(int64_t timeout_nanos);
+  void RunNode(internal::TaskNode* node);
+  bool RunDueScheduled(int64_t now);
+  void CancelScheduledTasks();
+  bool RunShutdownHooks();
+  void FlushAccounting();
+  void PublishScheduledCount() {
+    // Relaxed: a statistic; no data hangs on it.
+    scheduled_count_.store(heap_.size(), std::memory_order_relaxed);
+  }
+  void AddBusy(int64_t nanos);
+
+  // Ticker::Observer
+  void OnTimeAdvanced() override { Wakeup(); }
+  // internal::ScheduledTaskHost
+  void OnScheduledTaskCancelled(internal::ScheduledTask* task) override;
+
+  Ticker* const ticker_;
+  std::shared_ptr<ThreadFactory> thread_factory_;
+  const size_t max_pending_tasks_;
+  std::shared_ptr<RejectedExecutionHandler> rejected_handler_;
+
+  // The lifecycle; changes under start_mu_ while kNotStarted, then by CAS.
+  std::atomic<int> state_{static_cast<int>(ExecutorState::kNotStarted)};
+  // Pending count plus kRejectBit. Every admission is one fetch_add here, so after the
+  // loop sets the bit it knows exactly how many accepted tasks are still to come.
+  alignas(64) std::atomic<uint64_t> pending_{0};
+  internal::TaskQueue queue_;
+
+  // The loop thread's id, once it started. Relaxed loads suffice: a thread only ever
+  // compares against its own id, which it stored itself if it is the loop.
+  std::atomic<std::thread::id> thread_id_{};
+
+  internal::Mutex start_mu_;
+  std::unique_ptr<Thread> thread_ ABSL_GUARDED_BY(start_mu_);
+
+  // Sleep / wake-up.
+  // True while the loop is (about to be) blocked in Sleep(); seq_cst with the queue
+  // tail (see TaskQueue::Push).
+  alignas(64) std::atomic<bool> sleeping_{false};
+  internal::Mutex wake_mu_;
+  internal::CondVar wake_cv_;
+  bool wake_pending_ ABSL_GUARDED_BY(wake_mu_) = false;
+
+  // Shutdown parameters: written before the CAS to kShuttingDown (release), read by
+  // the loop after its acquire load of the state; relaxed otherwise.
+  std::atomic<int64_t> quiet_nanos_{0};
+  std::atomic<int64_t> timeout_nanos_{0};
+  // When ShutdownGracefully was called (ticker time; 0: Run() returned on its own).
+  std::atomic<int64_t> requested_shutdown_nanos_{0};
+  Promise<void> termination_;
+
+  internal::Mutex hooks_mu_;
+  std::vector<absl::AnyInvocable<void()>> hooks_ ABSL_GUARDED_BY(hooks_mu_);
+
+  // Loop-confined state.
+  internal::ScheduledTaskHeap heap_;
+  uint64_t completed_local_ = 0;
+  int64_t last_execution_nanos_ = 0;
+  int64_t shutdown_start_nanos_ = 0;
+  bool shutdown_started_ = false;
+  bool confirm_shutdown_called_ = false;
+
+  // Statistics, single writer (the loop) and relaxed: snapshots need no ordering.
+  std::atomic<uint64_t> completed_{0};
+  std::atomic<int64_t> busy_nanos_{0};
+  std::atomic<size_t> scheduled_count_{0};
+  // Relaxed: a statistic, bumped by any rejecting thread.
+  std::atomic<uint64_t> rejected_{0};
+
+  mutable internal::Mutex info_mu_;
+  std::string thread_name_ ABSL_GUARDED_BY(info_mu_);
+  int os_tid_ ABSL_GUARDED_BY(info_mu_) = 0;
+};
+
+}  // namespace gyre
+
+#endif  // GYRE_CONCURRENT_SINGLE_THREAD_EVENT_EXECUTOR_H_

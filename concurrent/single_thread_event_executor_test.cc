@@ -1,0 +1,699 @@
+#include "gyre/concurrent/single_thread_event_executor.h"
+
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "gyre/concurrent/default_event_executor.h"
+#include "gyre/concurrent/executor_test_util.h"
+#include "gyre/concurrent/internal/log.h"
+#include "gyre/testing/manual_ticker.h"
+
+namespace gyre {
+namespace {
+
+using test::CountingThreadFactory;
+using test::Counter;
+using test::Latch;
+
+// Runs a no-op through the loop and waits for it: everything queued before has run.
+void Barrier(EventExecutor& e) { ASSERT_TRUE(e.Submit([] {}).Await().ok()); }
+
+ExecutorOptions WithTicker(Ticker* ticker, std::shared_ptr<ThreadFactory> factory = nullptr) {
+  ExecutorOptions o;
+  o.ticker = ticker;
+  o.thread_factory = std::move(factory);
+  return o;
+}
+
+// Moves `ticker` by `step` until `done` completes. The loop records a task run's end a
+// moment after the task returned, so a test cannot know the exact instant the quiet
+// period restarted; it advances in steps instead (each wait is a handshake, not a timer).
+bool AdvanceUntilDone(testing::ManualTicker& ticker, const Future<void>& done,
+                      absl::Duration step) {
+  for (int i = 0; i < 2000; ++i) {
+    if (done.AwaitFor(absl::Milliseconds(5))) return true;
+    ticker.Advance(step);
+  }
+  return done.IsDone();
+}
+
+// A DefaultEventExecutor-like loop that records what Cleanup() saw.
+class RecordingExecutor final : public SingleThreadEventExecutor {
+ public:
+  explicit RecordingExecutor(ExecutorOptions o) : SingleThreadEventExecutor(nullptr, std::move(o)) {}
+  ~RecordingExecutor() override { ShutdownAndJoin(); }
+  std::atomic<int> cleanups{0};
+  std::atomic<ExecutorState> state_at_cleanup{ExecutorState::kNotStarted};
+
+ protected:
+  void Run() override {
+    for (;;) {
+      WaitForTasks();
+      RunAllTasks();
+      if (ConfirmShutdown()) break;
+    }
+  }
+  void Cleanup() override {
+    state_at_cleanup = state();
+    cleanups.fetch_add(1);
+  }
+};
+
+TEST(SingleThreadEventExecutorTest, ThreadStartsLazilyOnFirstTask) {
+  auto factory = std::make_shared<CountingThreadFactory>();
+  DefaultEventExecutor executor(WithTicker(nullptr, factory));
+  EXPECT_EQ(executor.state(), ExecutorState::kNotStarted);
+  EXPECT_EQ(factory->created.load(), 0);
+  Barrier(executor);
+  EXPECT_EQ(executor.state(), ExecutorState::kStarted);
+  EXPECT_EQ(factory->created.load(), 1);
+  for (int i = 0; i < 10; ++i) Barrier(executor);
+  EXPECT_EQ(factory->created.load(), 1);  // bound for life
+}
+
+TEST(SingleThreadEventExecutorTest, InEventLoopOnlyOnItsThread) {
+  DefaultEventExecutor executor;
+  EXPECT_FALSE(executor.InEventLoop());
+  auto f = executor.Submit([&] { return executor.InEventLoop(); });
+  ASSERT_TRUE(f.Sync().ok());
+  EXPECT_TRUE(*f.Sync());
+  EXPECT_FALSE(executor.InEventLoop());
+}
+
+// §2.1 (Netty issue 11686) and B13.
+TEST(SingleThreadEventExecutorTest, NeverStartedExecutorTerminatesWithoutAThread) {
+  auto factory = std::make_shared<CountingThreadFactory>();
+  DefaultEventExecutor executor(WithTicker(nullptr, factory));
+  std::thread::id hook_thread;
+  ASSERT_TRUE(executor.AddShutdownHook([&] { hook_thread = std::this_thread::get_id(); }).ok());
+  Future<void> done = executor.ShutdownGracefully();  // default 2 s quiet period: not waited
+  EXPECT_TRUE(done.IsDone());
+  EXPECT_TRUE(done.IsSuccess());
+  EXPECT_TRUE(executor.IsTerminated());
+  EXPECT_EQ(factory->created.load(), 0);
+  EXPECT_EQ(hook_thread, std::this_thread::get_id());
+  absl::Status s = executor.Execute([] {});
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(factory->created.load(), 0);
+}
+
+// The state walk, and B14: Cleanup runs exactly once, in kShutdown.
+TEST(SingleThreadEventExecutorTest, WalksTheFiveStates) {
+  testing::ManualTicker ticker;
+  RecordingExecutor executor(WithTicker(&ticker));
+  EXPECT_EQ(executor.state(), ExecutorState::kNotStarted);
+  Barrier(executor);
+  EXPECT_EQ(executor.state(), ExecutorState::kStarted);
+  EXPECT_FALSE(executor.IsShuttingDown());
+  Future<void> done = executor.ShutdownGracefully(absl::Seconds(1), absl::Seconds(10));
+  EXPECT_TRUE(executor.IsShuttingDown());
+  EXPECT_FALSE(executor.IsShutdown());
+  EXPECT_EQ(executor.state(), ExecutorState::kShuttingDown);
+  Barrier(executor);  // still accepted while shutting down
+  EXPECT_FALSE(done.IsDone());
+  ASSERT_TRUE(AdvanceUntilDone(ticker, done, absl::Milliseconds(500)));
+  EXPECT_TRUE(done.IsSuccess());
+  EXPECT_EQ(executor.state(), ExecutorState::kTerminated);
+  EXPECT_TRUE(executor.IsShutdown());
+  EXPECT_EQ(executor.cleanups.load(), 1);
+  EXPECT_EQ(executor.state_at_cleanup.load(), ExecutorState::kShutdown);
+}
+
+// B14, B20/B21's codes: rejection after shutdown.
+TEST(SingleThreadEventExecutorTest, RejectsAfterShutdown) {
+  DefaultEventExecutor executor;
+  Barrier(executor);
+  ASSERT_TRUE(executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(15)).Await().ok());
+  EXPECT_EQ(executor.Execute([] {}).code(), absl::StatusCode::kFailedPrecondition);
+  Future<int> f = executor.Submit([] { return 1; });
+  ASSERT_TRUE(f.IsDone());
+  EXPECT_EQ(f.Cause().code(), absl::StatusCode::kFailedPrecondition);
+  ScheduledFuture<int> s = executor.Schedule([] { return 1; }, absl::Seconds(1));
+  ASSERT_TRUE(s.IsDone());
+  EXPECT_EQ(s.Cause().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(executor.AddShutdownHook([] {}).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_GE(executor.Snapshot().rejected_tasks, 3u);
+}
+
+// B22: each task run restarts the quiet period.
+TEST(SingleThreadEventExecutorTest, QuietPeriodIsRestartedByEachTaskRun) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  Barrier(executor);
+  Future<void> done = executor.ShutdownGracefully(absl::Seconds(1), absl::Seconds(100));
+  int64_t last_task = 0;
+  for (int i = 0; i < 5; ++i) {
+    ticker.Advance(absl::Milliseconds(900));  // less than the quiet period since the last run
+    auto f = executor.Submit([&] { return ticker.Nanos(); });
+    ASSERT_TRUE(f.Sync().ok()) << "rejected at step " << i << ": " << f.Cause();
+    last_task = *f.Sync();
+    EXPECT_TRUE(executor.IsShuttingDown());
+    EXPECT_FALSE(executor.IsShutdown());
+  }
+  // The loop notes the end of the last run a moment after the task returned its time;
+  // so move the clock in small steps until it terminates.
+  ASSERT_TRUE(AdvanceUntilDone(ticker, done, absl::Milliseconds(100)));
+  int64_t terminated_at = ticker.Nanos();  // only this thread moves the clock
+  EXPECT_GE(terminated_at - last_task, absl::ToInt64Nanoseconds(absl::Seconds(1)));
+}
+
+// B23: the timeout ends shutdown even while tasks keep the quiet period from passing.
+TEST(SingleThreadEventExecutorTest, TimeoutForcesShutdown) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  Barrier(executor);
+  // The timeout counts from this call.
+  Future<void> done = executor.ShutdownGracefully(absl::Seconds(2), absl::Seconds(5));
+  for (int i = 0; i < 4; ++i) {
+    ticker.Advance(absl::Seconds(1));
+    auto f = executor.Submit([] {});
+    ASSERT_TRUE(f.Await().ok());
+    ASSERT_TRUE(f.IsSuccess()) << "rejected before the timeout, step " << i;
+  }
+  EXPECT_FALSE(done.IsDone());
+  ticker.Advance(absl::Seconds(1));  // 5 s since the shutdown began
+  ASSERT_TRUE(done.AwaitFor(absl::Seconds(30)));
+  EXPECT_TRUE(executor.IsShutdown());
+  EXPECT_EQ(executor.Execute([] {}).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// A quiet period of zero needs no clock movement (B27's fast path).
+TEST(SingleThreadEventExecutorTest, ZeroQuietPeriodNeedsNoClockMovement) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  Barrier(executor);
+  ASSERT_TRUE(executor.ShutdownGracefully(absl::ZeroDuration(), absl::Hours(1))
+                  .AwaitFor(absl::Seconds(30)));
+  EXPECT_TRUE(executor.IsTerminated());
+}
+
+// B19: tasks queued behind a blocked task still run before termination.
+TEST(SingleThreadEventExecutorTest, ShutdownRunsPendingTasks) {
+  DefaultEventExecutor executor;
+  Latch release;
+  Latch started;
+  ASSERT_TRUE(executor.Execute([&] {
+    started.Open();
+    release.Wait();
+  }).ok());
+  ASSERT_TRUE(started.Wait());
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(executor.Execute([&] { ran.fetch_add(1); }).ok());
+  EXPECT_EQ(executor.PendingTasks(), 3u);
+  Future<void> done = executor.ShutdownGracefully(absl::ZeroDuration(), absl::ZeroDuration());
+  release.Open();
+  ASSERT_TRUE(done.Await().ok());
+  EXPECT_EQ(ran.load(), 3);
+  EXPECT_EQ(executor.PendingTasks(), 0u);
+}
+
+TEST(SingleThreadEventExecutorTest, ShutdownHooksRunOnTheLoop) {
+  DefaultEventExecutor executor;
+  Barrier(executor);
+  std::atomic<bool> on_loop{false};
+  std::atomic<int> runs{0};
+  ASSERT_TRUE(executor.AddShutdownHook([&] {
+    on_loop = executor.InEventLoop();
+    runs.fetch_add(1);
+  }).ok());
+  ASSERT_TRUE(executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(15)).Await().ok());
+  EXPECT_TRUE(on_loop.load());
+  EXPECT_EQ(runs.load(), 1);
+}
+
+// B119: argument checks and the repeat call.
+TEST(SingleThreadEventExecutorTest, ShutdownArgumentsAreChecked) {
+  DefaultEventExecutor executor;
+  Future<void> bad = executor.ShutdownGracefully(absl::Seconds(-1), absl::Seconds(1));
+  ASSERT_TRUE(bad.IsDone());
+  EXPECT_EQ(bad.Cause().code(), absl::StatusCode::kInvalidArgument);
+  bad = executor.ShutdownGracefully(absl::Seconds(2), absl::Seconds(1));
+  EXPECT_EQ(bad.Cause().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(executor.IsShuttingDown());
+  Barrier(executor);
+  Future<void> first = executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(1));
+  Future<void> second = executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(1));
+  ASSERT_TRUE(first.Await().ok());
+  EXPECT_TRUE(second.IsDone());
+  EXPECT_EQ(executor.TerminationFuture().IsSuccess(), true);
+}
+
+// B119: a throwing task is logged and the loop carries on.
+TEST(SingleThreadEventExecutorTest, ThrowingTaskDoesNotKillTheLoop) {
+  DefaultEventExecutor executor;
+  ASSERT_TRUE(executor.Execute([] { throw std::runtime_error("boom"); }).ok());
+  Future<int> f = executor.Submit([]() -> int { throw std::runtime_error("bang"); });
+  ASSERT_TRUE(f.Await().ok());
+  EXPECT_EQ(f.Cause().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(f.Cause().message().find("bang"), std::string::npos);
+  auto g = executor.Submit([] { return 5; });
+  ASSERT_TRUE(g.Sync().ok());
+  EXPECT_EQ(*g.Sync(), 5);
+}
+
+class ReturningRunExecutor final : public SingleThreadEventExecutor {
+ public:
+  explicit ReturningRunExecutor(bool throw_in_run)
+      : SingleThreadEventExecutor(nullptr, ExecutorOptions()), throw_(throw_in_run) {}
+  ~ReturningRunExecutor() override { ShutdownAndJoin(); }
+
+ protected:
+  void Run() override {
+    if (throw_) throw std::runtime_error("run failed");
+  }
+
+ private:
+  const bool throw_;
+};
+
+TEST(SingleThreadEventExecutorTest, RunReturningWithoutConfirmShutdownIsReported) {
+  std::atomic<int> buggy_reports{0};
+  internal::SetLogSinkForTesting(
+      [&](internal::LogSeverity, const char*, int, const std::string& message) {
+        if (message.find("Buggy executor") != std::string::npos) buggy_reports.fetch_add(1);
+      });
+  {
+    ReturningRunExecutor executor(false);
+    std::atomic<bool> ran{false};
+    // The thread may finish its forced shutdown before this task is admitted; either
+    // way the task ran exactly when it was accepted.
+    bool accepted = executor.Execute([&] { ran = true; }).ok();
+    ASSERT_TRUE(executor.TerminationFuture().Await().ok());
+    EXPECT_EQ(ran.load(), accepted);
+    EXPECT_TRUE(executor.TerminationFuture().IsSuccess());
+  }
+  internal::SetLogSinkForTesting(nullptr);
+  EXPECT_EQ(buggy_reports.load(), 1);
+}
+
+// B08: a throwing Run() fails the termination future.
+TEST(SingleThreadEventExecutorTest, ThrowingRunFailsTerminationFuture) {
+  ReturningRunExecutor executor(true);
+  executor.Execute([] {}).IgnoreError();  // starts the thread (may be refused: Run ended)
+  ASSERT_TRUE(executor.TerminationFuture().Await().ok());
+  EXPECT_EQ(executor.TerminationFuture().Cause().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(executor.TerminationFuture().Cause().message().find("run failed"), std::string::npos);
+}
+
+// B01: a thread source that fails is reported on every Execute; shutdown still works.
+TEST(SingleThreadEventExecutorTest, ThreadCreationFailureIsReported) {
+  auto factory = std::make_shared<CountingThreadFactory>();
+  factory->fail = true;
+  DefaultEventExecutor executor(WithTicker(nullptr, factory));
+  EXPECT_EQ(executor.Execute([] {}).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(executor.Execute([] {}).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(executor.state(), ExecutorState::kNotStarted);
+  ASSERT_TRUE(executor.ShutdownGracefully().Await().ok());
+  EXPECT_TRUE(executor.IsShutdown());
+  EXPECT_TRUE(executor.IsTerminated());
+}
+
+TEST(SingleThreadEventExecutorTest, ThreadIsNamedByItsFactory) {
+  ExecutorOptions o;
+  o.name = "stee";
+  DefaultEventExecutor executor(o);
+  auto f = executor.Submit([] { return internal::CurrentThreadName(); });
+  ASSERT_TRUE(f.Sync().ok());
+  EXPECT_EQ(f.Sync()->rfind("stee-", 0), 0u) << *f.Sync();
+  ExecutorSnapshot s = executor.Snapshot();
+  EXPECT_EQ(s.thread_name, *f.Sync());
+  EXPECT_GT(s.os_tid, 0);
+}
+
+TEST(SingleThreadEventExecutorTest, SnapshotCountsTasks) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  ExecutorSnapshot s = executor.Snapshot();
+  EXPECT_EQ(s.state, ExecutorState::kNotStarted);
+  EXPECT_EQ(s.os_tid, 0);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(executor.Execute([] {}).ok());
+  auto timer = executor.Schedule([] {}, absl::Hours(1));
+  Barrier(executor);
+  s = executor.Snapshot();
+  EXPECT_EQ(s.state, ExecutorState::kStarted);
+  EXPECT_EQ(s.scheduled_tasks, 1u);
+  ASSERT_TRUE(executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(1)).Await().ok());
+  s = executor.Snapshot();
+  EXPECT_EQ(s.state, ExecutorState::kTerminated);
+  EXPECT_GE(s.completed_tasks, 12u);  // 10 tasks, the timer insertion, the barrier
+  EXPECT_EQ(s.pending_tasks, 0u);
+  EXPECT_EQ(s.scheduled_tasks, 0u);
+  EXPECT_TRUE(timer.IsCancelled());
+}
+
+// --- Scheduled tasks -------------------------------------------------------------
+
+// B15 on virtual time.
+TEST(ScheduledTaskTest, RunsWhenDueAndNotBefore) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  int64_t start = ticker.Nanos();
+  ScheduledFuture<int> f = executor.Schedule([] { return 42; }, absl::Seconds(5));
+  EXPECT_EQ(f.Deadline(), ticker.ToTime(start + absl::ToInt64Nanoseconds(absl::Seconds(5))));
+  ticker.Advance(absl::Seconds(4));
+  Barrier(executor);
+  EXPECT_FALSE(f.IsDone());
+  ticker.Advance(absl::Seconds(1));
+  ASSERT_TRUE(f.Sync().ok());
+  EXPECT_EQ(*f.Sync(), 42);
+}
+
+// B69: a zero or negative delay means now.
+TEST(ScheduledTaskTest, NonPositiveDelayRunsNow) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  auto a = executor.Schedule([] { return 1; }, absl::ZeroDuration());
+  auto b = executor.Schedule([] { return 2; }, absl::Seconds(-3));
+  ASSERT_TRUE(a.Sync().ok());
+  ASSERT_TRUE(b.Sync().ok());
+  EXPECT_EQ(*b.Sync(), 2);
+}
+
+TEST(ScheduledTaskTest, SameDeadlineRunsInSubmissionOrder) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  std::vector<int> order;
+  std::vector<ScheduledFuture<void>> fs;
+  for (int i = 0; i < 20; ++i) {
+    fs.push_back(executor.Schedule([&order, i] { order.push_back(i); }, absl::Seconds(1)));
+  }
+  ticker.Advance(absl::Seconds(1));
+  for (auto& f : fs) ASSERT_TRUE(f.Await().ok());
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(order[i], i);
+}
+
+// Cancelled timers leave the heap (and free their bodies) long before their deadline.
+TEST(ScheduledTaskTest, CancelRemovesTheTask) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  auto token = std::make_shared<int>(0);
+  std::vector<ScheduledFuture<void>> fs;
+  for (int i = 0; i < 1000; ++i) {
+    fs.push_back(executor.Schedule([token] {}, absl::Hours(1) + absl::Seconds(i)));
+  }
+  Barrier(executor);
+  EXPECT_EQ(executor.ScheduledTaskCount(), 1000u);
+  EXPECT_EQ(token.use_count(), 1001);
+  for (auto& f : fs) EXPECT_TRUE(f.Cancel());
+  Barrier(executor);  // the (non-waking) removals ran before the barrier
+  EXPECT_EQ(executor.ScheduledTaskCount(), 0u);
+  EXPECT_EQ(token.use_count(), 1);  // bodies destroyed
+  ticker.Advance(absl::Hours(2));
+  Barrier(executor);
+  for (auto& f : fs) EXPECT_TRUE(f.IsCancelled());
+}
+
+TEST(ScheduledTaskTest, CancelOnTheLoopRemovesAtOnce) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  auto f = executor.Submit([&] {
+    auto timer = executor.Schedule([] {}, absl::Seconds(10));
+    size_t before = executor.ScheduledTaskCount();
+    bool cancelled = timer.Cancel();
+    return before == 1 && cancelled && executor.ScheduledTaskCount() == 0;
+  });
+  ASSERT_TRUE(f.Sync().ok());
+  EXPECT_TRUE(*f.Sync());
+}
+
+// B16/B17: fixed rate; late runs catch up back to back; cancel stops it.
+TEST(ScheduledTaskTest, FixedRateCatchesUpAndStopsOnCancel) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  Counter runs;
+  ScheduledFuture<void> f = executor.ScheduleAtFixedRate([&] { runs.Increment(); },
+                                                         absl::Milliseconds(100),
+                                                         absl::Milliseconds(100));
+  ticker.Advance(absl::Milliseconds(100));
+  ASSERT_TRUE(runs.WaitFor(1));
+  ticker.Advance(absl::Milliseconds(350));  // due at 200, 300, 400
+  ASSERT_TRUE(runs.WaitFor(4));
+  Barrier(executor);
+  EXPECT_EQ(runs.value(), 4);
+  EXPECT_FALSE(f.IsDone());
+  EXPECT_TRUE(f.Cancel());
+  ticker.Advance(absl::Seconds(1));
+  Barrier(executor);
+  EXPECT_EQ(runs.value(), 4);
+  EXPECT_TRUE(f.IsCancelled());
+}
+
+// B18: fixed delay counts from the end of the previous run.
+TEST(ScheduledTaskTest, FixedDelayCountsFromTheEndOfTheRun) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  Counter runs;
+  ScheduledFuture<void> f = executor.ScheduleWithFixedDelay(
+      [&] {
+        ticker.Advance(absl::Milliseconds(50));  // the run "takes" 50 ms
+        runs.Increment();
+      },
+      absl::Milliseconds(100), absl::Milliseconds(100));
+  ticker.Advance(absl::Milliseconds(100));  // first run at 100, ends at 150
+  ASSERT_TRUE(runs.WaitFor(1));
+  Barrier(executor);  // the next deadline (250) is set
+  ticker.Advance(absl::Milliseconds(99));   // 249: a fixed rate would have run at 200
+  Barrier(executor);
+  EXPECT_EQ(runs.value(), 1);
+  ticker.Advance(absl::Milliseconds(1));    // 250
+  ASSERT_TRUE(runs.WaitFor(2));
+  EXPECT_TRUE(f.Cancel());
+}
+
+TEST(ScheduledTaskTest, PeriodicTaskStopsWhenItThrows) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  std::atomic<int> runs{0};
+  ScheduledFuture<void> f = executor.ScheduleAtFixedRate(
+      [&] {
+        if (runs.fetch_add(1) == 1) throw std::runtime_error("periodic failure");
+      },
+      absl::ZeroDuration(), absl::Seconds(1));
+  ticker.Advance(absl::Seconds(1));
+  ASSERT_TRUE(f.Await().ok());
+  EXPECT_EQ(f.Cause().code(), absl::StatusCode::kInternal);
+  ticker.Advance(absl::Seconds(5));
+  Barrier(executor);
+  EXPECT_EQ(runs.load(), 2);
+  EXPECT_EQ(executor.ScheduledTaskCount(), 0u);
+}
+
+// B70: a non-positive period is an error; a zero initial delay is fine.
+TEST(ScheduledTaskTest, NonPositivePeriodIsInvalid) {
+  DefaultEventExecutor executor;
+  auto a = executor.ScheduleAtFixedRate([] {}, absl::ZeroDuration(), absl::ZeroDuration());
+  auto b = executor.ScheduleWithFixedDelay([] {}, absl::ZeroDuration(), absl::Seconds(-1));
+  ASSERT_TRUE(a.IsDone());
+  EXPECT_EQ(a.Cause().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.Cause().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(executor.state(), ExecutorState::kNotStarted);
+}
+
+// B29/B71: huge delays saturate and never fire; they can be cancelled.
+TEST(ScheduledTaskTest, HugeDelaysSaturate) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  auto a = executor.Schedule([] {}, absl::InfiniteDuration());
+  auto b = executor.Schedule([] {}, absl::Hours(24 * 365 * 1000));
+  ticker.Advance(absl::Hours(24 * 365));
+  Barrier(executor);
+  EXPECT_FALSE(a.IsDone());
+  EXPECT_FALSE(b.IsDone());
+  EXPECT_EQ(a.Deadline(), absl::InfiniteFuture());
+  EXPECT_TRUE(a.Cancel());
+  EXPECT_TRUE(b.Cancel());
+}
+
+// Timers pending at termination complete as cancelled and never run.
+TEST(ScheduledTaskTest, PendingTimersAreCancelledAtTermination) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  std::atomic<bool> ran{false};
+  auto once = executor.Schedule([&] { ran = true; }, absl::Seconds(10));
+  auto periodic = executor.ScheduleAtFixedRate([&] { ran = true; }, absl::Seconds(10),
+                                               absl::Seconds(1));
+  Barrier(executor);
+  ASSERT_TRUE(executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(1)).Await().ok());
+  EXPECT_TRUE(once.IsCancelled());
+  EXPECT_TRUE(periodic.IsCancelled());
+  EXPECT_FALSE(ran.load());
+}
+
+// B07: a queue that is never empty does not starve the timers.
+TEST(ScheduledTaskTest, BusyQueueDoesNotStarveTimers) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  std::atomic<bool> stop{false};
+  std::atomic<int> spins{0};
+  struct Spinner {
+    DefaultEventExecutor* e;
+    std::atomic<bool>* stop;
+    std::atomic<int>* spins;
+    void operator()() const {
+      spins->fetch_add(1);
+      if (!stop->load()) e->Execute(Spinner{*this}).IgnoreError();
+    }
+  };
+  ASSERT_TRUE(executor.Execute(Spinner{&executor, &stop, &spins}).ok());
+  auto timer = executor.Schedule([] { return 1; }, absl::Milliseconds(10));
+  ticker.Advance(absl::Milliseconds(10));
+  ASSERT_TRUE(timer.AwaitFor(absl::Seconds(30)));
+  EXPECT_TRUE(timer.IsSuccess());
+  stop = true;
+  Barrier(executor);
+  EXPECT_GT(spins.load(), 0);
+}
+
+// --- Bounded queues -----------------------------------------------------------------
+
+ExecutorOptions Bounded(size_t n, std::shared_ptr<RejectedExecutionHandler> handler) {
+  ExecutorOptions o;
+  o.max_pending_tasks = n;
+  o.rejected_handler = std::move(handler);
+  return o;
+}
+
+TEST(BoundedQueueTest, RejectsWhenFull) {
+  DefaultEventExecutor executor(Bounded(2, nullptr));
+  Latch release, started;
+  ASSERT_TRUE(executor.Execute([&] {
+    started.Open();
+    release.Wait();
+  }).ok());
+  ASSERT_TRUE(started.Wait());
+  Counter ran;
+  EXPECT_TRUE(executor.Execute([&] { ran.Increment(); }).ok());
+  EXPECT_TRUE(executor.Execute([&] { ran.Increment(); }).ok());
+  EXPECT_EQ(executor.Execute([] {}).code(), absl::StatusCode::kResourceExhausted);
+  Future<int> f = executor.Submit([] { return 1; });
+  EXPECT_EQ(f.Cause().code(), absl::StatusCode::kResourceExhausted);
+  release.Open();
+  ASSERT_TRUE(ran.WaitFor(2));
+  EXPECT_EQ(executor.Snapshot().rejected_tasks, 2u);
+}
+
+TEST(BoundedQueueTest, RunInCallerRunsOnTheSubmittingThread) {
+  DefaultEventExecutor executor(Bounded(1, RejectedExecutionHandlers::RunInCaller()));
+  Latch release, started;
+  ASSERT_TRUE(executor.Execute([&] {
+    started.Open();
+    release.Wait();
+  }).ok());
+  ASSERT_TRUE(started.Wait());
+  ASSERT_TRUE(executor.Execute([] {}).ok());
+  std::thread::id ran_on;
+  ASSERT_TRUE(executor.Execute([&] { ran_on = std::this_thread::get_id(); }).ok());
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  release.Open();
+  Barrier(executor);
+}
+
+TEST(BoundedQueueTest, BackoffRetriesUntilThereIsRoom) {
+  DefaultEventExecutor executor(
+      Bounded(1, RejectedExecutionHandlers::BackoffAndRetry(100000, absl::Microseconds(100))));
+  Latch release, started;
+  ASSERT_TRUE(executor.Execute([&] {
+    started.Open();
+    release.Wait();
+  }).ok());
+  ASSERT_TRUE(started.Wait());
+  ASSERT_TRUE(executor.Execute([] {}).ok());
+  std::atomic<bool> ran{false};
+  absl::Status late;
+  std::thread submitter([&] { late = executor.Execute([&] { ran = true; }); });
+  release.Open();
+  submitter.join();
+  EXPECT_TRUE(late.ok()) << late;
+  Barrier(executor);
+  EXPECT_TRUE(ran.load());
+}
+
+// --- Wake-ups and subclasses ----------------------------------------------------------
+
+// No lost wake-ups: a long ping-pong between two loops must finish.
+TEST(WakeupTest, PingPongNeverLosesAWakeup) {
+  DefaultEventExecutor a, b;
+  const int hops = test::kSanitized ? 2000 : 20000;
+  Promise<void> done;
+  struct Hop {
+    DefaultEventExecutor* self;
+    DefaultEventExecutor* other;
+    int left;
+    Promise<void> done;
+    void operator()() {
+      if (left == 0) {
+        done.TrySuccess();
+        return;
+      }
+      other->Execute(Hop{other, self, left - 1, done}).IgnoreError();
+    }
+  };
+  ASSERT_TRUE(a.Execute(Hop{&a, &b, hops, done}).ok());
+  ASSERT_TRUE(done.AwaitFor(absl::Seconds(60)));
+}
+
+// A Netty-style loop built on TakeTask (B06): ordinary and due scheduled tasks both run.
+class TakeTaskExecutor final : public SingleThreadEventExecutor {
+ public:
+  explicit TakeTaskExecutor(ExecutorOptions o) : SingleThreadEventExecutor(nullptr, std::move(o)) {}
+  ~TakeTaskExecutor() override { ShutdownAndJoin(); }
+
+ protected:
+  void Run() override {
+    for (;;) {
+      absl::AnyInvocable<void()> task = TakeTask();
+      if (task) {
+        SafeExecute(task);
+      }
+      if (ConfirmShutdown()) break;
+    }
+  }
+};
+
+TEST(SubclassTest, TakeTaskHandsOutTasksAndDueTimers) {
+  testing::ManualTicker ticker;
+  TakeTaskExecutor executor(WithTicker(&ticker));
+  Counter runs;
+  ASSERT_TRUE(executor.Execute([&] { runs.Increment(); }).ok());
+  auto timer = executor.Schedule([&] { runs.Increment(); }, absl::Seconds(1));
+  ASSERT_TRUE(executor.Execute([&] { runs.Increment(); }).ok());
+  ASSERT_TRUE(runs.WaitFor(2));
+  ticker.Advance(absl::Seconds(1));
+  ASSERT_TRUE(runs.WaitFor(3));
+  ASSERT_TRUE(timer.Await().ok());
+  ASSERT_TRUE(executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(5)).Await().ok());
+}
+
+TEST(LifetimeTest, DestructorShutsDownAndJoins) {
+  std::atomic<int> ran{0};
+  std::atomic<bool> hook{false};
+  {
+    DefaultEventExecutor executor;
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(executor.Execute([&] { ran.fetch_add(1); }).ok());
+    ASSERT_TRUE(executor.AddShutdownHook([&] { hook = true; }).ok());
+  }
+  EXPECT_EQ(ran.load(), 100);
+  EXPECT_TRUE(hook.load());
+}
+
+TEST(LifetimeTest, DestructorEndsALongQuietPeriod) {
+  testing::ManualTicker ticker;
+  std::atomic<bool> terminated{false};
+  {
+    DefaultEventExecutor executor(WithTicker(&ticker));
+    Barrier(executor);
+    executor.ShutdownGracefully(absl::Hours(1), absl::Hours(2))
+        .AddListener([&](const Future<void>&) { terminated = true; });
+  }  // would hang for an hour of virtual time if the destructor kept the quiet period
+  EXPECT_TRUE(terminated.load());
+}
+
+}  // namespace
+}  // namespace gyre
