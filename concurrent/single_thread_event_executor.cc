@@ -1,5 +1,7 @@
 #include "gyre/concurrent/single_thread_event_executor.h"
 
+#include "gyre/concurrent/internal/future_core.h"
+
 #include <algorithm>
 #include <exception>
 #include <utility>
@@ -417,6 +419,8 @@ void SingleThreadEventExecutor::ShutdownAndJoin() {
 
 void SingleThreadEventExecutor::ThreadMain() {
   thread_id_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  // Lets promise completion on this thread skip the virtual InEventLoop() call.
+  internal::tls_current_executor = this;
   {
     internal::MutexLock lock(&info_mu_);
     thread_name_ = internal::CurrentThreadName();
