@@ -1,0 +1,36 @@
+#include "gyre/channel/channel_initializer.h"
+
+#include <exception>
+
+#include "absl/strings/str_cat.h"
+#include "gyre/channel/channel.h"
+#include "gyre/channel/channel_handler_context.h"
+#include "gyre/concurrent/internal/log.h"
+
+namespace gyre {
+
+void ChannelInitializer::HandlerAdded(ChannelHandlerContext& ctx) {
+  absl::Status status;
+  try {
+    status = init_ ? init_(ctx.channel()) : absl::OkStatus();
+  } catch (const std::exception& e) {
+    status = absl::InternalError(absl::StrCat("channel initializer threw: ", e.what()));
+  } catch (...) {
+    status = absl::InternalError("channel initializer threw a non-std exception");
+  }
+  // Remove this initializer first, so the handlers it added see events from now on.
+  ctx.pipeline().Remove(this).IgnoreError();
+  if (!status.ok()) {
+    ctx.pipeline().FireExceptionCaught(status);
+    ctx.channel().Close();
+  }
+}
+
+void ChannelInitializer::ExceptionCaught(ChannelHandlerContext& ctx, absl::Status cause) {
+  GYRE_LOG(WARNING) << "failed to initialize channel " << ctx.channel().id().AsShortText()
+                    << "; closing it: " << cause;
+  ctx.FireExceptionCaught(cause);
+  ctx.channel().Close();
+}
+
+}  // namespace gyre
