@@ -103,11 +103,10 @@ class PoolArena {
   }
   // Frees every block in the shared free lists.
   void TrimShared() {
-    std::vector<std::vector<void*>> lists(free_.size());
+    std::vector<std::vector<void*>> lists(static_cast<size_t>(pooled_classes_));
     {
       MutexLock lock(&mu_);
       lists.swap(free_);
-      free_.resize(lists.size());
     }
     for (size_t cls = 0; cls < lists.size(); ++cls) {
       for (void* block : lists[cls]) {
