@@ -1,0 +1,231 @@
+// Allocators of gyre::ByteBuf: ByteBufAllocator (the interface and its bookkeeping),
+// UnpooledByteBufAllocator (one heap block per buffer) and PooledByteBufAllocator
+// (size classes, per-thread caches over a shared arena, a memory limit).
+//
+//   GYRE_ASSIGN_OR_RETURN(auto pool, gyre::PooledByteBufAllocator::Create(
+//                                        {.max_memory = 64 << 20}));
+//   absl::StatusOr<gyre::ByteBuf> buf = pool->Buffer(512);
+//   if (!buf.ok()) return buf.status();   // ResourceExhausted past max_memory
+//   ...
+//   gyre::ByteBufAllocatorStats stats = pool->Stats();
+//
+// Thread safety: allocators are thread-safe. A buffer may be released on any thread.
+#ifndef GYRE_CHANNEL_BYTE_BUF_ALLOCATOR_H_
+#define GYRE_CHANNEL_BYTE_BUF_ALLOCATOR_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <source_location>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "gyre/channel/byte_buf.h"
+#include "gyre/channel/internal/byte_buf_core.h"
+#include "gyre/concurrent/internal/mutex.h"
+
+namespace gyre {
+
+namespace internal {
+class PoolArena;
+}  // namespace internal
+
+// A snapshot of an allocator's counters. Counters kept per thread are summed without a
+// global pause, so a snapshot taken while other threads allocate may be slightly stale;
+// once they are quiet it is exact.
+struct ByteBufAllocatorStats {
+  int64_t live_buffers = 0;         // allocated and not yet released
+  int64_t leaked_buffers = 0;       // last handle gone with references left (reclaimed)
+  int64_t allocations = 0;          // successful Buffer() calls
+  int64_t releases = 0;             // buffers whose memory went back
+  int64_t allocation_failures = 0;  // Buffer()/growth refused (ResourceExhausted)
+  int64_t used_memory = 0;          // bytes behind live buffers
+  int64_t pooled_memory = 0;        // bytes kept for reuse (caches and arena), not in use
+  int64_t thread_cache_hits = 0;    // pooled: served from the calling thread's cache
+  int64_t arena_hits = 0;           // pooled: served from the shared arena's free lists
+  int64_t system_allocations = 0;   // memory blocks obtained from the system
+};
+
+// The interface every allocator implements, and the bookkeeping they share (live and
+// leaked counts, the debug leak report).
+//
+// Leak reports: in debug builds (!NDEBUG) every live buffer remembers where it was
+// allocated; a leak (see ByteBuf's Ownership) is logged with that site at once, and
+// ReportLeaks() / the destructor list buffers still live. Release builds keep the counts.
+//
+// Thread safety: thread-safe.
+// Ownership: the allocator must outlive every buffer it allocated (the destructor logs
+// the ones still live; releasing them later is undefined).
+class ByteBufAllocator {
+ public:
+  static constexpr size_t kDefaultInitialCapacity = 256;
+  static constexpr size_t kDefaultMaxCapacity = 0x7fffffff;  // Netty's Integer.MAX_VALUE
+
+  ByteBufAllocator(const ByteBufAllocator&) = delete;
+  ByteBufAllocator& operator=(const ByteBufAllocator&) = delete;
+  virtual ~ByteBufAllocator();
+
+  // Returns a buffer of capacity `initial_capacity` (both indices 0) that may grow to
+  // `max_capacity`; the handle owns its one reference. InvalidArgument if
+  // initial_capacity > max_capacity; ResourceExhausted if the memory is not available
+  // (a configured max_memory, or the system).
+  absl::StatusOr<ByteBuf> Buffer(
+      size_t initial_capacity = kDefaultInitialCapacity,
+      size_t max_capacity = kDefaultMaxCapacity,
+      std::source_location site = std::source_location::current());
+  // Returns a buffer holding a copy of `bytes` (writer index bytes.size()).
+  absl::StatusOr<ByteBuf> CopiedBuffer(
+      absl::string_view bytes,
+      std::source_location site = std::source_location::current());
+
+  // Counters (see ByteBufAllocatorStats).
+  virtual ByteBufAllocatorStats Stats() const = 0;
+  int64_t LiveBuffers() const { return Stats().live_buffers; }
+  int64_t LeakedBuffers() const { return leaked_.load(std::memory_order_relaxed); }
+  int64_t UsedMemory() const { return Stats().used_memory; }
+  int64_t PooledMemory() const { return Stats().pooled_memory; }
+
+  // Logs every live buffer (with its allocation site in debug builds) and returns how
+  // many are live.
+  int64_t ReportLeaks() const;
+
+ protected:
+  ByteBufAllocator() = default;
+
+  // Hooks for implementations; all are called concurrently from any thread.
+  // Sets root->memory, alloc_size (>= capacity) and size_class for `capacity` bytes.
+  virtual absl::Status AllocateMemory(internal::BufRoot* root, size_t capacity) = 0;
+  // Moves root's memory to a block of at least `new_capacity` bytes, keeping bytes
+  // [0, root->capacity). On failure changes nothing.
+  virtual absl::Status ReallocateMemory(internal::BufRoot* root, size_t new_capacity) = 0;
+  // Returns root->memory (sets it to null).
+  virtual void FreeMemory(internal::BufRoot* root) = 0;
+  // A zeroed-out BufRoot, or null without memory; DeleteRoot takes it back.
+  virtual internal::BufRoot* NewRoot() = 0;
+  virtual void DeleteRoot(internal::BufRoot* root) = 0;
+
+  // Logs live buffers: call first thing in a subclass's destructor (Stats() is virtual).
+  void ReportLeaksAtDestruction() const;
+
+  // Shared counters for implementations that do not keep per-thread ones.
+  std::atomic<int64_t> failures_{0};  // relaxed: a statistic
+
+ private:
+  friend class ByteBuf;
+
+  // Called by ByteBuf when the reference count reached zero.
+  void ReleaseMemory(internal::BufRoot* root);
+  // Called by ByteBuf when the last view of `root` is gone.
+  void LastViewGone(internal::BufRoot* root);
+  // Grows `root` to `new_capacity` (ByteBuf::EnsureWritable's slow path).
+  absl::Status Grow(internal::BufRoot* root, size_t new_capacity);
+  void TrackLive(internal::BufRoot* root);
+  void UntrackLive(internal::BufRoot* root);
+
+  std::atomic<int64_t> leaked_{0};  // relaxed: a statistic
+  mutable internal::Mutex live_mu_;
+  internal::BufRoot* live_head_ ABSL_GUARDED_BY(live_mu_) = nullptr;  // debug only
+};
+
+struct UnpooledByteBufAllocatorOptions {
+  // Bytes the allocator may have behind live buffers at once; 0 = no limit.
+  size_t max_memory = 0;
+};
+
+// One heap block per buffer, freed on the last release; growth reallocates in place
+// when the heap can.
+//
+// Thread safety: thread-safe.
+// Ownership: must outlive its buffers. Default() is never destroyed.
+class UnpooledByteBufAllocator final : public ByteBufAllocator {
+ public:
+  static absl::StatusOr<std::unique_ptr<UnpooledByteBufAllocator>> Create(
+      UnpooledByteBufAllocatorOptions options = {});
+  // A process-wide instance with no memory limit.
+  static UnpooledByteBufAllocator* Default();
+  ~UnpooledByteBufAllocator() override;
+
+  ByteBufAllocatorStats Stats() const override;
+
+ private:
+  explicit UnpooledByteBufAllocator(UnpooledByteBufAllocatorOptions options);
+  absl::Status AllocateMemory(internal::BufRoot* root, size_t capacity) override;
+  absl::Status ReallocateMemory(internal::BufRoot* root, size_t new_capacity) override;
+  void FreeMemory(internal::BufRoot* root) override;
+  internal::BufRoot* NewRoot() override;
+  void DeleteRoot(internal::BufRoot* root) override;
+  bool Reserve(size_t bytes);
+
+  const UnpooledByteBufAllocatorOptions options_;
+  // All relaxed: statistics, and `used_` is a limit checked by CAS on itself only.
+  std::atomic<int64_t> used_{0};
+  std::atomic<int64_t> allocations_{0};
+  std::atomic<int64_t> releases_{0};
+  std::atomic<int64_t> system_allocations_{0};
+};
+
+struct PooledByteBufAllocatorOptions {
+  // Bytes the allocator may take from the system at once (in use plus pooled); 0 = no
+  // limit. Past it Buffer() and growth return ResourceExhausted, after first returning
+  // the arena's free blocks to the system and retrying.
+  size_t max_memory = 0;
+  // Requests up to this size come from power-of-two size classes starting at 64 B and
+  // are recycled; larger ones get their own block, freed on release.
+  size_t max_pooled_size = size_t{1} << 20;
+  // Size classes up to this size are also kept in per-thread caches.
+  size_t max_cached_size = size_t{32} << 10;
+  // Bound of each per-thread, per-size-class free list; 0 disables thread caches.
+  // Beyond it blocks go back to the shared arena.
+  size_t thread_cache_entries = 128;
+};
+
+// Pooled buffers, in Netty's spirit (PooledByteBufAllocator) with a simpler arena:
+//
+//   Buffer(n) --> n <= max_cached_size: this thread's cache for n's class ---+
+//            |                          (empty) v                            |
+//            +--> n <= max_pooled_size: the shared arena's free list --------+--> block
+//            |                          (empty) v                            |
+//            +--> otherwise / miss:     the system (counted against max_memory)
+//
+// Release on any thread puts the block into *that* thread's cache (up to
+// thread_cache_entries per class), else into the arena. A thread's cache goes back to
+// the arena when the thread exits. Buffer metadata is recycled the same way.
+//
+// Thread safety: thread-safe; the per-thread caches make the common path lock-free
+// (the arena takes a lock).
+// Ownership: must outlive its buffers. Blocks cached by threads that are still running
+// stay allocated until those threads exit or call Trim(), even after the allocator is
+// destroyed (they count in no one's stats then). Default() is never destroyed.
+class PooledByteBufAllocator final : public ByteBufAllocator {
+ public:
+  // InvalidArgument if max_cached_size > max_pooled_size or max_pooled_size is beyond
+  // 1 GiB.
+  static absl::StatusOr<std::unique_ptr<PooledByteBufAllocator>> Create(
+      PooledByteBufAllocatorOptions options = {});
+  // A process-wide instance with default options.
+  static PooledByteBufAllocator* Default();
+  ~PooledByteBufAllocator() override;
+
+  ByteBufAllocatorStats Stats() const override;
+
+  // Returns the free blocks of the shared arena and of the calling thread's cache to the
+  // system. Thread-safe.
+  void Trim();
+
+ private:
+  explicit PooledByteBufAllocator(PooledByteBufAllocatorOptions options);
+  absl::Status AllocateMemory(internal::BufRoot* root, size_t capacity) override;
+  absl::Status ReallocateMemory(internal::BufRoot* root, size_t new_capacity) override;
+  void FreeMemory(internal::BufRoot* root) override;
+  internal::BufRoot* NewRoot() override;
+  void DeleteRoot(internal::BufRoot* root) override;
+
+  std::shared_ptr<internal::PoolArena> arena_;
+};
+
+}  // namespace gyre
+
+#endif  // GYRE_CHANNEL_BYTE_BUF_ALLOCATOR_H_

@@ -1,0 +1,417 @@
+// PooledByteBufAllocator: size classes, per-thread caches, a shared arena.
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gyre/channel/byte_buf_allocator.h"
+#include "gyre/concurrent/internal/log.h"
+#include "gyre/concurrent/internal/mutex.h"
+
+namespace gyre {
+namespace internal {
+namespace {
+
+constexpr int kMinShift = 6;  // the smallest class is 64 B
+constexpr size_t kMaxArenaRoots = 4096;
+
+int ClassOf(size_t capacity) {
+  int cls = 0;
+  while ((size_t{1} << (cls + kMinShift)) < capacity) ++cls;
+  return cls;
+}
+
+size_t ClassSize(int cls) { return size_t{1} << (cls + kMinShift); }
+
+}  // namespace
+
+// The state shared by an allocator and every thread cache for it; shared ownership
+// lets a thread exiting after the allocator's destruction still hand its cache back.
+class PoolArena {
+ public:
+  explicit PoolArena(PooledByteBufAllocatorOptions options)
+      : options_(options),
+        pooled_classes_(ClassOf(options.max_pooled_size) + 1),
+        cached_classes_(options.thread_cache_entries == 0
+                            ? 0
+                            : ClassOf(options.max_cached_size) + 1),
+        free_(pooled_classes_) {}
+
+  ~PoolArena() {
+    for (auto& list : free_) {
+      for (void* block : list) std::free(block);
+    }
+    for (BufRoot* root : roots_) delete root;
+  }
+
+  const PooledByteBufAllocatorOptions& options() const { return options_; }
+  int pooled_classes() const { return pooled_classes_; }
+  int cached_classes() const { return cached_classes_; }
+
+  // Counts `bytes` against max_memory; false if they do not fit.
+  bool Reserve(size_t bytes) {
+    const int64_t n = static_cast<int64_t>(bytes);
+    if (options_.max_memory == 0) {
+      reserved_.fetch_add(n, std::memory_order_relaxed);
+      return true;
+    }
+    const int64_t max = static_cast<int64_t>(options_.max_memory);
+    int64_t cur = reserved_.load(std::memory_order_relaxed);
+    do {
+      if (n > max - cur) return false;
+    } while (!reserved_.compare_exchange_weak(cur, cur + n, std::memory_order_relaxed));
+    return true;
+  }
+  void Unreserve(size_t bytes) {
+    reserved_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+  }
+
+  void* PopShared(int cls) {
+    MutexLock lock(&mu_);
+    std::vector<void*>& list = free_[cls];
+    if (list.empty()) return nullptr;
+    void* block = list.back();
+    list.pop_back();
+    return block;
+  }
+  // Keeps `block` for reuse; frees it if even that bookkeeping has no memory.
+  void PushShared(int cls, void* block) {
+    {
+      MutexLock lock(&mu_);
+      if (PushNoThrow(free_[cls], block)) return;
+    }
+    std::free(block);
+    pooled_.fetch_sub(static_cast<int64_t>(ClassSize(cls)), std::memory_order_relaxed);
+    Unreserve(ClassSize(cls));
+  }
+  BufRoot* PopRoot() {
+    MutexLock lock(&mu_);
+    if (roots_.empty()) return nullptr;
+    BufRoot* root = roots_.back();
+    roots_.pop_back();
+    return root;
+  }
+  void PushRoot(BufRoot* root) {
+    {
+      MutexLock lock(&mu_);
+      if (roots_.size() < kMaxArenaRoots && PushNoThrow(roots_, root)) return;
+    }
+    delete root;
+  }
+  // Frees every block in the shared free lists.
+  void TrimShared() {
+    std::vector<std::vector<void*>> lists(free_.size());
+    {
+      MutexLock lock(&mu_);
+      lists.swap(free_);
+      free_.resize(lists.size());
+    }
+    for (size_t cls = 0; cls < lists.size(); ++cls) {
+      for (void* block : lists[cls]) {
+        std::free(block);
+        pooled_.fetch_sub(static_cast<int64_t>(ClassSize(static_cast<int>(cls))),
+                          std::memory_order_relaxed);
+        Unreserve(ClassSize(static_cast<int>(cls)));
+      }
+    }
+  }
+
+  template <typename T>
+  static bool PushNoThrow(std::vector<T>& list, T item) {
+    if (list.size() == list.capacity()) {
+      // Grow without exceptions: reserve through a nothrow-checked capacity first.
+      const size_t want = list.capacity() == 0 ? 16 : list.capacity() * 2;
+      T* probe = static_cast<T*>(::operator new(want * sizeof(T), std::nothrow));
+      if (probe == nullptr) return false;
+      ::operator delete(probe);
+      list.reserve(want);
+    }
+    list.push_back(std::move(item));
+    return true;
+  }
+
+  // All relaxed: statistics, and `reserved_` is a limit kept by CAS on itself alone.
+  std::atomic<int64_t> reserved_{0};  // bytes taken from the system
+  std::atomic<int64_t> pooled_{0};    // of which kept free for reuse
+  std::atomic<int64_t> allocations_{0};
+  std::atomic<int64_t> releases_{0};
+  std::atomic<int64_t> cache_hits_{0};
+  std::atomic<int64_t> arena_hits_{0};
+  std::atomic<int64_t> system_allocations_{0};
+
+ private:
+  const PooledByteBufAllocatorOptions options_;
+  const int pooled_classes_;
+  const int cached_classes_;
+  Mutex mu_;
+  std::vector<std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);
+  std::vector<BufRoot*> roots_ ABSL_GUARDED_BY(mu_);
+};
+
+namespace {
+
+// One thread's free lists for one arena. Touched only by its thread.
+struct ThreadCache {
+  explicit ThreadCache(std::shared_ptr<PoolArena> a)
+      : arena(std::move(a)), bins(arena->cached_classes()) {
+    const size_t bound = arena->options().thread_cache_entries;
+    for (auto& bin : bins) bin.reserve(bound);
+    roots.reserve(bound);
+  }
+  ~ThreadCache() {
+    for (size_t cls = 0; cls < bins.size(); ++cls) {
+      for (void* block : bins[cls]) arena->PushShared(static_cast<int>(cls), block);
+    }
+    for (BufRoot* root : roots) arena->PushRoot(root);
+  }
+
+  std::shared_ptr<PoolArena> arena;
+  std::vector<std::vector<void*>> bins;  // capacity reserved up front: no allocation
+  std::vector<BufRoot*> roots;
+};
+
+struct ThreadCaches;
+// Trivially destructible, so it stays readable while thread-local destructors run:
+// once set, this thread uses the shared arena only.
+thread_local bool tls_caches_gone = false;
+
+struct ThreadCaches {
+  ~ThreadCaches() {
+    tls_caches_gone = true;
+    last_arena = nullptr;
+    caches.clear();
+  }
+  PoolArena* last_arena = nullptr;
+  ThreadCache* last_cache = nullptr;
+  std::vector<std::unique_ptr<ThreadCache>> caches;
+};
+
+thread_local ThreadCaches tls_caches;
+
+// The calling thread's cache for `arena`, created on first use; null when thread
+// caches are off, the thread is exiting, or there is no memory for one.
+ThreadCache* CacheFor(const std::shared_ptr<PoolArena>& arena) {
+  if (arena->cached_classes() == 0 || tls_caches_gone) return nullptr;
+  ThreadCaches& tls = tls_caches;
+  if (tls.last_arena == arena.get()) return tls.last_cache;
+  ThreadCache* found = nullptr;
+  for (auto& cache : tls.caches) {
+    if (cache->arena == arena) found = cache.get();
+  }
+  if (found == nullptr) {
+    auto* cache = new (std::nothrow) ThreadCache(arena);
+    if (cache == nullptr) return nullptr;
+    if (!PoolArena::PushNoThrow(tls.caches, std::unique_ptr<ThreadCache>())) {
+      delete cache;
+      return nullptr;
+    }
+    tls.caches.back().reset(cache);
+    found = cache;
+  }
+  tls.last_arena = arena.get();
+  tls.last_cache = found;
+  return found;
+}
+
+// Hands the calling thread's cache for `arena` back to it (Trim, destruction).
+void DropCacheFor(PoolArena* arena) {
+  if (tls_caches_gone) return;
+  ThreadCaches& tls = tls_caches;
+  if (tls.last_arena == arena) {
+    tls.last_arena = nullptr;
+    tls.last_cache = nullptr;
+  }
+  for (auto it = tls.caches.begin(); it != tls.caches.end(); ++it) {
+    if ((*it)->arena.get() == arena) {
+      tls.caches.erase(it);
+      return;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace internal
+
+using internal::BufRoot;
+using internal::ClassOf;
+using internal::ClassSize;
+
+PooledByteBufAllocator::PooledByteBufAllocator(PooledByteBufAllocatorOptions options)
+    : arena_(std::make_shared<internal::PoolArena>(options)) {}
+
+PooledByteBufAllocator::~PooledByteBufAllocator() {
+  ReportLeaksAtDestruction();
+  internal::DropCacheFor(arena_.get());
+}
+
+absl::StatusOr<std::unique_ptr<PooledByteBufAllocator>> PooledByteBufAllocator::Create(
+    PooledByteBufAllocatorOptions options) {
+  if (options.max_pooled_size > (size_t{1} << 30)) {
+    return absl::InvalidArgumentError("PooledByteBufAllocator: max_pooled_size > 1 GiB");
+  }
+  if (options.max_cached_size > options.max_pooled_size) {
+    return absl::InvalidArgumentError(
+        "PooledByteBufAllocator: max_cached_size > max_pooled_size");
+  }
+  return std::unique_ptr<PooledByteBufAllocator>(new PooledByteBufAllocator(options));
+}
+
+PooledByteBufAllocator* PooledByteBufAllocator::Default() {
+  static PooledByteBufAllocator* const instance = new PooledByteBufAllocator({});
+  return instance;
+}
+
+ByteBufAllocatorStats PooledByteBufAllocator::Stats() const {
+  const internal::PoolArena& a = *arena_;
+  ByteBufAllocatorStats stats;
+  stats.allocations = a.allocations_.load(std::memory_order_relaxed);
+  stats.releases = a.releases_.load(std::memory_order_relaxed);
+  stats.live_buffers = stats.allocations - stats.releases;
+  stats.leaked_buffers = LeakedBuffers();
+  stats.allocation_failures = failures_.load(std::memory_order_relaxed);
+  stats.pooled_memory = a.pooled_.load(std::memory_order_relaxed);
+  stats.used_memory = a.reserved_.load(std::memory_order_relaxed) - stats.pooled_memory;
+  stats.thread_cache_hits = a.cache_hits_.load(std::memory_order_relaxed);
+  stats.arena_hits = a.arena_hits_.load(std::memory_order_relaxed);
+  stats.system_allocations = a.system_allocations_.load(std::memory_order_relaxed);
+  return stats;
+}
+
+void PooledByteBufAllocator::Trim() {
+  internal::DropCacheFor(arena_.get());
+  arena_->TrimShared();
+}
+
+namespace {
+
+struct Block {
+  void* memory = nullptr;
+  size_t size = 0;
+  int cls = -1;
+};
+
+}  // namespace
+
+// Gets a block of at least `capacity` bytes: thread cache, arena, then the system.
+static absl::Status AcquireBlock(const std::shared_ptr<internal::PoolArena>& arena,
+                                 size_t capacity, Block* out) {
+  internal::PoolArena& a = *arena;
+  const bool pooled = capacity <= a.options().max_pooled_size;
+  const int cls = pooled ? ClassOf(capacity) : -1;
+  const size_t size = pooled ? ClassSize(cls) : capacity;
+  if (pooled) {
+    void* block = nullptr;
+    if (cls < a.cached_classes()) {
+      internal::ThreadCache* cache = internal::CacheFor(arena);
+      if (cache != nullptr && !cache->bins[cls].empty()) {
+        block = cache->bins[cls].back();
+        cache->bins[cls].pop_back();
+        a.cache_hits_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    if (block == nullptr) {
+      block = a.PopShared(cls);
+      if (block != nullptr) a.arena_hits_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (block != nullptr) {
+      a.pooled_.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
+      *out = Block{block, size, cls};
+      return absl::OkStatus();
+    }
+  }
+  if (!a.Reserve(size)) {
+    // Give back what the arena and this thread keep free, then try once more.
+    internal::DropCacheFor(arena.get());
+    a.TrimShared();
+    if (!a.Reserve(size)) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("PooledByteBufAllocator: ", size, " bytes exceed max_memory ",
+                       a.options().max_memory, " (in use ",
+                       a.reserved_.load(std::memory_order_relaxed), ")"));
+    }
+  }
+  void* block = std::malloc(size == 0 ? 1 : size);
+  if (block == nullptr) {
+    a.Unreserve(size);
+    return absl::ResourceExhaustedError("PooledByteBufAllocator: out of memory");
+  }
+  a.system_allocations_.fetch_add(1, std::memory_order_relaxed);
+  *out = Block{block, size, cls};
+  return absl::OkStatus();
+}
+
+// Gives a block back: this thread's cache if it has room, else the arena; blocks
+// beyond max_pooled_size go back to the system.
+static void ReleaseBlock(const std::shared_ptr<internal::PoolArena>& arena,
+                         const Block& block) {
+  internal::PoolArena& a = *arena;
+  if (block.cls < 0) {
+    std::free(block.memory);
+    a.Unreserve(block.size);
+    return;
+  }
+  a.pooled_.fetch_add(static_cast<int64_t>(block.size), std::memory_order_relaxed);
+  if (block.cls < a.cached_classes()) {
+    internal::ThreadCache* cache = internal::CacheFor(arena);
+    if (cache != nullptr &&
+        cache->bins[block.cls].size() < a.options().thread_cache_entries) {
+      cache->bins[block.cls].push_back(block.memory);  // capacity reserved: no alloc
+      return;
+    }
+  }
+  a.PushShared(block.cls, block.memory);
+}
+
+absl::Status PooledByteBufAllocator::AllocateMemory(BufRoot* root, size_t capacity) {
+  Block block;
+  absl::Status s = AcquireBlock(arena_, capacity, &block);
+  if (!s.ok()) return s;
+  root->memory = static_cast<uint8_t*>(block.memory);
+  root->alloc_size = block.size;
+  root->size_class = block.cls;
+  arena_->allocations_.fetch_add(1, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+absl::Status PooledByteBufAllocator::ReallocateMemory(BufRoot* root, size_t new_capacity) {
+  Block block;
+  absl::Status s = AcquireBlock(arena_, new_capacity, &block);
+  if (!s.ok()) return s;
+  if (root->capacity > 0) std::memcpy(block.memory, root->memory, root->capacity);
+  ReleaseBlock(arena_, Block{root->memory, root->alloc_size, root->size_class});
+  root->memory = static_cast<uint8_t*>(block.memory);
+  root->alloc_size = block.size;
+  root->size_class = block.cls;
+  return absl::OkStatus();
+}
+
+void PooledByteBufAllocator::FreeMemory(BufRoot* root) {
+  ReleaseBlock(arena_, Block{root->memory, root->alloc_size, root->size_class});
+  root->memory = nullptr;
+  arena_->releases_.fetch_add(1, std::memory_order_relaxed);
+}
+
+BufRoot* PooledByteBufAllocator::NewRoot() {
+  internal::ThreadCache* cache = internal::CacheFor(arena_);
+  if (cache != nullptr && !cache->roots.empty()) {
+    BufRoot* root = cache->roots.back();
+    cache->roots.pop_back();
+    return root;
+  }
+  if (BufRoot* root = arena_->PopRoot()) return root;
+  return new (std::nothrow) BufRoot();
+}
+
+void PooledByteBufAllocator::DeleteRoot(BufRoot* root) {
+  internal::ThreadCache* cache = internal::CacheFor(arena_);
+  if (cache != nullptr && cache->roots.size() < arena_->options().thread_cache_entries) {
+    cache->roots.push_back(root);  // capacity reserved: no alloc
+    return;
+  }
+  arena_->PushRoot(root);
+}
+
+}  // namespace gyre
