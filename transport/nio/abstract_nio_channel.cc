@@ -85,23 +85,40 @@ void AbstractNioChannel::DoRegister(EventLoop* loop, ChannelPromise promise) {
     promise.TryFailure(absl::InvalidArgumentError("a nio channel needs a NioEventLoop"));
     return;
   }
-  if (!nio->InEventLoop()) {
-    std::shared_ptr<Channel> self = shared_from_this();
-    absl::Status s = nio->Execute([this, self, nio, promise]() mutable {
-      DoRegister(nio, std::move(promise));
-    });
-    if (!s.ok()) promise.TryFailure(s);
-    return;
-  }
-  if (IsRegistered() || nio_loop() != nullptr) {
-    promise.TryFailure(absl::FailedPreconditionError("channel is already registered"));
-    return;
-  }
   if (!IsOpen()) {
     promise.TryFailure(absl::FailedPreconditionError("channel is closed"));
     return;
   }
-  nio_loop_.store(nio, std::memory_order_release);
+  // Claims the loop first, on the calling thread: of racing registrations exactly one
+  // wins, and from here on every operation hops to that loop (queued behind the
+  // registration, so they keep their order).
+  NioEventLoop* expected = nullptr;
+  // acq_rel: publishes the claim to OnLoopOrUnregistered() readers.
+  if (!nio_loop_.compare_exchange_strong(expected, nio, std::memory_order_acq_rel)) {
+    promise.TryFailure(absl::FailedPreconditionError("channel is already registered"));
+    return;
+  }
+  if (nio->InEventLoop()) {
+    FinishRegister(std::move(promise));
+    return;
+  }
+  std::shared_ptr<Channel> self = shared_from_this();
+  absl::Status s = nio->Execute([this, self, promise]() mutable {
+    FinishRegister(std::move(promise));
+  });
+  if (!s.ok()) {
+    // Release: un-claims the loop that refused the registration.
+    nio_loop_.store(nullptr, std::memory_order_release);
+    promise.TryFailure(s);
+  }
+}
+
+void AbstractNioChannel::FinishRegister(ChannelPromise promise) {
+  NioEventLoop* nio = nio_loop();
+  if (!IsOpen()) {
+    promise.TryFailure(absl::FailedPreconditionError("channel is closed"));
+    return;
+  }
   set_event_loop(nio);
   set_registered(true);
   nio->AddChannel(shared_from_this());

@@ -4,7 +4,8 @@
 //
 // Subclasses implement the Unsafe operations that differ (connect, bind, read, write)
 // and OnIoEvent. Every Unsafe operation hops to the loop thread when called elsewhere
-// (before registration it runs on the caller's thread, as the pipeline does).
+// (before Register is called it runs on the caller's thread, as the pipeline does).
+// A channel must not be used after its loop has terminated (the loop closes it then).
 //
 // Thread safety: the Channel accessors (IsOpen, IsActive, addresses) are thread-safe;
 // everything else is loop-confined.
@@ -57,6 +58,7 @@ class AbstractNioChannel : public Channel, protected NioIoHandler {
   // ChannelRegistered.
   void DoRegister(EventLoop* loop, ChannelPromise promise);
   virtual void OnRegistered() {}
+  void FinishRegister(ChannelPromise promise);
   void DoDeregister(ChannelPromise promise);
 
   // Sets the socket (after it was created); applies the config's settings to it.
@@ -84,7 +86,8 @@ class AbstractNioChannel : public Channel, protected NioIoHandler {
 
   int fd_ = -1;  // loop-confined after registration
   uint32_t interest_ = 0;
-  // Release/acquire: the loop is published after the channel's registration state.
+  // The loop this channel belongs to, claimed by CAS in DoRegister (any thread); never
+  // changes afterwards. Acquire loads pair with that acq_rel claim.
   std::atomic<NioEventLoop*> nio_loop_{nullptr};
   std::atomic<bool> open_{true};
   std::atomic<bool> active_{false};

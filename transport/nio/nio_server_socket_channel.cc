@@ -115,9 +115,10 @@ void NioServerSocketChannel::AcceptReady() {
     if (err == EINTR || err == ECONNABORTED || err == EPROTO) continue;
     if (err == EAGAIN || err == EWOULDBLOCK) break;
     if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
-      GYRE_LOG(WARNING) << "accept: " << internal_nio::ErrnoStatus(err, "accept")
-                        << "; pausing accepts for " << kAcceptBackoff;
       BackOff();
+      pipeline().FireExceptionCaught(absl::ResourceExhaustedError(
+          absl::StrCat(internal_nio::ErrnoStatus(err, "accept").message(),
+                       "; accepting again in ", absl::FormatDuration(kAcceptBackoff))));
       return;
     }
     pipeline().FireExceptionCaught(internal_nio::ErrnoStatus(err, "accept"));

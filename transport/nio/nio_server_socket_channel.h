@@ -18,7 +18,8 @@
 // the server's loop, before registration; a throwing initializer closes the child),
 // and the child is registered with `group->Next()`; it fires ChannelRegistered and
 // ChannelActive there. When the process or system is out of fds (EMFILE/ENFILE) it
-// stops accepting for kAcceptBackoff, without spinning, and then resumes.
+// stops accepting for kAcceptBackoff, without spinning, fires ExceptionCaught with
+// ResourceExhausted on the server's pipeline, and then resumes.
 // The bind future fails with the errno status (EADDRINUSE: FailedPrecondition, as
 // absl::ErrnoToStatusCode maps it). Closing the
 // server does not close accepted children.

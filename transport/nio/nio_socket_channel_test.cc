@@ -408,6 +408,23 @@ TEST_F(NioSocketChannelTest, AutoReadOffReadsOnlyOnRequest) {
   ASSERT_TRUE(client->Close().AwaitFor(kWait));
 }
 
+TEST_F(NioSocketChannelTest, RegisteringTwiceFails) {
+  std::shared_ptr<NioSocketChannel> ch = NioSocketChannel::Create();
+  // Two racing registrations from two threads: exactly one wins.
+  ChannelFuture a, b;
+  std::thread t1([&] { a = clients_->Register(ch); });
+  std::thread t2([&] { b = workers_->Register(ch); });
+  t1.join();
+  t2.join();
+  ASSERT_TRUE(a.AwaitFor(kWait));
+  ASSERT_TRUE(b.AwaitFor(kWait));
+  EXPECT_NE(a.IsSuccess(), b.IsSuccess());
+  const absl::Status lost = a.IsSuccess() ? b.Cause() : a.Cause();
+  EXPECT_EQ(lost.code(), absl::StatusCode::kFailedPrecondition) << lost;
+  EXPECT_TRUE(ch->IsRegistered());
+  EXPECT_EQ(clients_->Register(nullptr).Cause().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(NioSocketChannelTest, ServerKeepsServingAfterSelectorRebuild) {
   auto server = StartServer([](NioSocketChannel& child) {
     ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
