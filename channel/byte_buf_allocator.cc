@@ -22,7 +22,7 @@ void ByteBufAllocator::ReportLeaksAtDestruction() const {
 
 absl::StatusOr<ByteBuf> ByteBufAllocator::Buffer(size_t initial_capacity,
                                                  size_t max_capacity,
-                                                 std::source_location site) {
+                                                 internal::SourceSite site) {
   if (initial_capacity > max_capacity) {
     return absl::InvalidArgumentError(absl::StrCat("ByteBufAllocator: initial capacity ",
                                                    initial_capacity, " > max capacity ",
@@ -55,7 +55,7 @@ absl::StatusOr<ByteBuf> ByteBufAllocator::Buffer(size_t initial_capacity,
 }
 
 absl::StatusOr<ByteBuf> ByteBufAllocator::CopiedBuffer(absl::string_view bytes,
-                                                       std::source_location site) {
+                                                       internal::SourceSite site) {
   absl::StatusOr<ByteBuf> buf = Buffer(bytes.size(), kDefaultMaxCapacity, site);
   if (!buf.ok()) return buf;
   absl::Status s = buf->WriteBytes(bytes);

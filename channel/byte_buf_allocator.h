@@ -17,7 +17,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <source_location>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -75,11 +74,11 @@ class ByteBufAllocator {
   absl::StatusOr<ByteBuf> Buffer(
       size_t initial_capacity = kDefaultInitialCapacity,
       size_t max_capacity = kDefaultMaxCapacity,
-      std::source_location site = std::source_location::current());
+      internal::SourceSite site = internal::SourceSite::Current());
   // Returns a buffer holding a copy of `bytes` (writer index bytes.size()).
   absl::StatusOr<ByteBuf> CopiedBuffer(
       absl::string_view bytes,
-      std::source_location site = std::source_location::current());
+      internal::SourceSite site = internal::SourceSite::Current());
 
   // Counters (see ByteBufAllocatorStats).
   virtual ByteBufAllocatorStats Stats() const = 0;

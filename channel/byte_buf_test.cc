@@ -3,9 +3,11 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "gyre/channel/byte_buf_allocator.h"
+#include "gyre/concurrent/internal/log.h"
 
 namespace gyre {
 namespace {
@@ -356,6 +358,24 @@ TEST_P(ByteBufTest, LeakIsCountedAndReclaimed) {
   EXPECT_EQ(alloc_->LiveBuffers(), 0);
   EXPECT_EQ(alloc_->UsedMemory(), 0);
 }
+
+#ifndef NDEBUG
+TEST_P(ByteBufTest, LeakLogNamesTheAllocationSite) {
+  std::vector<std::string> lines;
+  internal::SetLogSinkForTesting(
+      [&lines](internal::LogSeverity, const char*, int, const std::string& message) {
+        lines.push_back(message);
+      });
+  {
+    ByteBuf buf = Make(8);  // the site is Make()'s call to Buffer() in this file
+    ASSERT_TRUE(buf.Retain().ok());
+  }
+  internal::SetLogSinkForTesting(nullptr);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("LEAK"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("byte_buf_test.cc"), std::string::npos) << lines[0];
+}
+#endif
 
 TEST_P(ByteBufTest, CopiedBuffer) {
   absl::StatusOr<ByteBuf> buf = alloc_->CopiedBuffer("abc");

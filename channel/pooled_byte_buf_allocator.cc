@@ -18,6 +18,22 @@ namespace {
 constexpr int kMinShift = 6;  // the smallest class is 64 B
 constexpr size_t kMaxArenaRoots = 4096;
 
+struct ThreadCache;
+
+// Counters bumped only by their owner thread: a relaxed load and store (no locked
+// read-modify-write); other threads only read them, for Stats().
+struct OwnerCounters {
+  std::atomic<int64_t> allocations{0};
+  std::atomic<int64_t> releases{0};
+  std::atomic<int64_t> cache_hits{0};
+  std::atomic<int64_t> cached_bytes{0};  // blocks in this thread's bins
+};
+
+inline void Bump(std::atomic<int64_t>& counter, int64_t delta) {
+  // Relaxed: single writer; readers want a statistic, not an ordering.
+  counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+}
+
 int ClassOf(size_t capacity) {
   int cls = 0;
   while ((size_t{1} << (cls + kMinShift)) < capacity) ++cls;
@@ -103,11 +119,10 @@ class PoolArena {
   }
   // Frees every block in the shared free lists.
   void TrimShared() {
-    std::vector<std::vector<void*>> lists(free_.size());
+    std::vector<std::vector<void*>> lists(static_cast<size_t>(pooled_classes_));
     {
       MutexLock lock(&mu_);
       lists.swap(free_);
-      free_.resize(lists.size());
     }
     for (size_t cls = 0; cls < lists.size(); ++cls) {
       for (void* block : lists[cls]) {
@@ -142,13 +157,23 @@ class PoolArena {
   std::atomic<int64_t> arena_hits_{0};
   std::atomic<int64_t> system_allocations_{0};
 
+  void Register(ThreadCache* cache) {
+    MutexLock lock(&mu_);
+    caches_.push_back(cache);
+  }
+  // Folds a departing cache's counters into the arena's.
+  void Unregister(ThreadCache* cache, const OwnerCounters& c);
+  // Sums the live caches' counters.
+  void SumCaches(OwnerCounters* sum) const;
+
  private:
   const PooledByteBufAllocatorOptions options_;
   const int pooled_classes_;
   const int cached_classes_;
-  Mutex mu_;
+  mutable Mutex mu_;
   std::vector<std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);
   std::vector<BufRoot*> roots_ ABSL_GUARDED_BY(mu_);
+  std::vector<ThreadCache*> caches_ ABSL_GUARDED_BY(mu_);
 };
 
 namespace {
@@ -160,8 +185,10 @@ struct ThreadCache {
     const size_t bound = arena->options().thread_cache_entries;
     for (auto& bin : bins) bin.reserve(bound);
     roots.reserve(bound);
+    arena->Register(this);
   }
   ~ThreadCache() {
+    arena->Unregister(this, counters);  // its cached bytes now count as the arena's
     for (size_t cls = 0; cls < bins.size(); ++cls) {
       for (void* block : bins[cls]) arena->PushShared(static_cast<int>(cls), block);
     }
@@ -169,6 +196,7 @@ struct ThreadCache {
   }
 
   std::shared_ptr<PoolArena> arena;
+  OwnerCounters counters;
   std::vector<std::vector<void*>> bins;  // capacity reserved up front: no allocation
   std::vector<BufRoot*> roots;
 };
@@ -233,6 +261,46 @@ void DropCacheFor(PoolArena* arena) {
 }
 
 }  // namespace
+
+void PoolArena::Unregister(ThreadCache* cache, const OwnerCounters& c) {
+  {
+    MutexLock lock(&mu_);
+    for (auto it = caches_.begin(); it != caches_.end(); ++it) {
+      if (*it == cache) {
+        caches_.erase(it);
+        break;
+      }
+    }
+    // Under mu_ so that a concurrent SumCaches() sees the cache or its fold, not both.
+    allocations_.fetch_add(c.allocations.load(std::memory_order_relaxed),
+                           std::memory_order_relaxed);
+    releases_.fetch_add(c.releases.load(std::memory_order_relaxed),
+                        std::memory_order_relaxed);
+    cache_hits_.fetch_add(c.cache_hits.load(std::memory_order_relaxed),
+                          std::memory_order_relaxed);
+    pooled_.fetch_add(c.cached_bytes.load(std::memory_order_relaxed),
+                      std::memory_order_relaxed);
+  }
+}
+
+void PoolArena::SumCaches(OwnerCounters* sum) const {
+  MutexLock lock(&mu_);
+  auto add = [](std::atomic<int64_t>& to, const std::atomic<int64_t>& from) {
+    to.store(to.load(std::memory_order_relaxed) + from.load(std::memory_order_relaxed),
+             std::memory_order_relaxed);
+  };
+  add(sum->allocations, allocations_);
+  add(sum->releases, releases_);
+  add(sum->cache_hits, cache_hits_);
+  add(sum->cached_bytes, pooled_);
+  for (const ThreadCache* cache : caches_) {
+    add(sum->allocations, cache->counters.allocations);
+    add(sum->releases, cache->counters.releases);
+    add(sum->cache_hits, cache->counters.cache_hits);
+    add(sum->cached_bytes, cache->counters.cached_bytes);
+  }
+}
+
 }  // namespace internal
 
 using internal::BufRoot;
@@ -266,15 +334,17 @@ PooledByteBufAllocator* PooledByteBufAllocator::Default() {
 
 ByteBufAllocatorStats PooledByteBufAllocator::Stats() const {
   const internal::PoolArena& a = *arena_;
+  internal::OwnerCounters sum;
+  a.SumCaches(&sum);
   ByteBufAllocatorStats stats;
-  stats.allocations = a.allocations_.load(std::memory_order_relaxed);
-  stats.releases = a.releases_.load(std::memory_order_relaxed);
+  stats.allocations = sum.allocations.load(std::memory_order_relaxed);
+  stats.releases = sum.releases.load(std::memory_order_relaxed);
   stats.live_buffers = stats.allocations - stats.releases;
   stats.leaked_buffers = LeakedBuffers();
   stats.allocation_failures = failures_.load(std::memory_order_relaxed);
-  stats.pooled_memory = a.pooled_.load(std::memory_order_relaxed);
+  stats.pooled_memory = sum.cached_bytes.load(std::memory_order_relaxed);
   stats.used_memory = a.reserved_.load(std::memory_order_relaxed) - stats.pooled_memory;
-  stats.thread_cache_hits = a.cache_hits_.load(std::memory_order_relaxed);
+  stats.thread_cache_hits = sum.cache_hits.load(std::memory_order_relaxed);
   stats.arena_hits = a.arena_hits_.load(std::memory_order_relaxed);
   stats.system_allocations = a.system_allocations_.load(std::memory_order_relaxed);
   return stats;
@@ -297,34 +367,43 @@ struct Block {
 
 // Gets a block of at least `capacity` bytes: thread cache, arena, then the system.
 static absl::Status AcquireBlock(const std::shared_ptr<internal::PoolArena>& arena,
-                                 size_t capacity, Block* out) {
+                                 internal::ThreadCache* cache, size_t capacity,
+                                 Block* out) {
   internal::PoolArena& a = *arena;
   const bool pooled = capacity <= a.options().max_pooled_size;
   const int cls = pooled ? ClassOf(capacity) : -1;
   const size_t size = pooled ? ClassSize(cls) : capacity;
   if (pooled) {
     void* block = nullptr;
-    if (cls < a.cached_classes()) {
-      internal::ThreadCache* cache = internal::CacheFor(arena);
-      if (cache != nullptr && !cache->bins[cls].empty()) {
-        block = cache->bins[cls].back();
-        cache->bins[cls].pop_back();
-        a.cache_hits_.fetch_add(1, std::memory_order_relaxed);
-      }
+    if (cache != nullptr && cls < a.cached_classes() && !cache->bins[cls].empty()) {
+      block = cache->bins[cls].back();
+      cache->bins[cls].pop_back();
+      internal::Bump(cache->counters.cache_hits, 1);
+      internal::Bump(cache->counters.cached_bytes, -static_cast<int64_t>(size));
+      *out = Block{block, size, cls};
+      return absl::OkStatus();
     }
-    if (block == nullptr) {
-      block = a.PopShared(cls);
-      if (block != nullptr) a.arena_hits_.fetch_add(1, std::memory_order_relaxed);
-    }
+    block = a.PopShared(cls);
     if (block != nullptr) {
+      a.arena_hits_.fetch_add(1, std::memory_order_relaxed);
       a.pooled_.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
       *out = Block{block, size, cls};
       return absl::OkStatus();
     }
   }
   if (!a.Reserve(size)) {
-    // Give back what the arena and this thread keep free, then try once more.
-    internal::DropCacheFor(arena.get());
+    // Give back what this thread's cache and the arena keep free, then try once more.
+    if (cache != nullptr) {
+      for (size_t c = 0; c < cache->bins.size(); ++c) {
+        const size_t block_size = ClassSize(static_cast<int>(c));
+        for (void* free_block : cache->bins[c]) {
+          std::free(free_block);
+          a.Unreserve(block_size);
+          internal::Bump(cache->counters.cached_bytes, -static_cast<int64_t>(block_size));
+        }
+        cache->bins[c].clear();
+      }
+    }
     a.TrimShared();
     if (!a.Reserve(size)) {
       return absl::ResourceExhaustedError(
@@ -346,42 +425,46 @@ static absl::Status AcquireBlock(const std::shared_ptr<internal::PoolArena>& are
 // Gives a block back: this thread's cache if it has room, else the arena; blocks
 // beyond max_pooled_size go back to the system.
 static void ReleaseBlock(const std::shared_ptr<internal::PoolArena>& arena,
-                         const Block& block) {
+                         internal::ThreadCache* cache, const Block& block) {
   internal::PoolArena& a = *arena;
   if (block.cls < 0) {
     std::free(block.memory);
     a.Unreserve(block.size);
     return;
   }
-  a.pooled_.fetch_add(static_cast<int64_t>(block.size), std::memory_order_relaxed);
-  if (block.cls < a.cached_classes()) {
-    internal::ThreadCache* cache = internal::CacheFor(arena);
-    if (cache != nullptr &&
-        cache->bins[block.cls].size() < a.options().thread_cache_entries) {
-      cache->bins[block.cls].push_back(block.memory);  // capacity reserved: no alloc
-      return;
-    }
+  if (cache != nullptr && block.cls < a.cached_classes() &&
+      cache->bins[block.cls].size() < a.options().thread_cache_entries) {
+    cache->bins[block.cls].push_back(block.memory);  // capacity reserved: no alloc
+    internal::Bump(cache->counters.cached_bytes, static_cast<int64_t>(block.size));
+    return;
   }
+  a.pooled_.fetch_add(static_cast<int64_t>(block.size), std::memory_order_relaxed);
   a.PushShared(block.cls, block.memory);
 }
 
 absl::Status PooledByteBufAllocator::AllocateMemory(BufRoot* root, size_t capacity) {
   Block block;
-  absl::Status s = AcquireBlock(arena_, capacity, &block);
+  internal::ThreadCache* cache = internal::CacheFor(arena_);
+  absl::Status s = AcquireBlock(arena_, cache, capacity, &block);
   if (!s.ok()) return s;
   root->memory = static_cast<uint8_t*>(block.memory);
   root->alloc_size = block.size;
   root->size_class = block.cls;
-  arena_->allocations_.fetch_add(1, std::memory_order_relaxed);
+  if (cache != nullptr) {
+    internal::Bump(cache->counters.allocations, 1);
+  } else {
+    arena_->allocations_.fetch_add(1, std::memory_order_relaxed);
+  }
   return absl::OkStatus();
 }
 
 absl::Status PooledByteBufAllocator::ReallocateMemory(BufRoot* root, size_t new_capacity) {
   Block block;
-  absl::Status s = AcquireBlock(arena_, new_capacity, &block);
+  internal::ThreadCache* cache = internal::CacheFor(arena_);
+  absl::Status s = AcquireBlock(arena_, cache, new_capacity, &block);
   if (!s.ok()) return s;
   if (root->capacity > 0) std::memcpy(block.memory, root->memory, root->capacity);
-  ReleaseBlock(arena_, Block{root->memory, root->alloc_size, root->size_class});
+  ReleaseBlock(arena_, cache, Block{root->memory, root->alloc_size, root->size_class});
   root->memory = static_cast<uint8_t*>(block.memory);
   root->alloc_size = block.size;
   root->size_class = block.cls;
@@ -389,9 +472,14 @@ absl::Status PooledByteBufAllocator::ReallocateMemory(BufRoot* root, size_t new_
 }
 
 void PooledByteBufAllocator::FreeMemory(BufRoot* root) {
-  ReleaseBlock(arena_, Block{root->memory, root->alloc_size, root->size_class});
+  internal::ThreadCache* cache = internal::CacheFor(arena_);
+  ReleaseBlock(arena_, cache, Block{root->memory, root->alloc_size, root->size_class});
   root->memory = nullptr;
-  arena_->releases_.fetch_add(1, std::memory_order_relaxed);
+  if (cache != nullptr) {
+    internal::Bump(cache->counters.releases, 1);
+  } else {
+    arena_->releases_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 BufRoot* PooledByteBufAllocator::NewRoot() {

@@ -14,7 +14,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <source_location>
 
 namespace gyre {
 
@@ -27,6 +26,29 @@ namespace internal {
 inline constexpr size_t kDynamicCapacity = ~size_t{0};
 
 struct BufRoot;
+
+// Where a buffer was allocated. Not std::source_location: clang 14 with this libstdc++
+// lacks it, and the builtins below work in both compilers (as default arguments they
+// name the outermost caller).
+class SourceSite {
+ public:
+  static constexpr SourceSite Current(const char* file = __builtin_FILE(),
+                                      int line = __builtin_LINE(),
+                                      const char* function = __builtin_FUNCTION()) {
+    return SourceSite(file, line, function);
+  }
+  constexpr SourceSite() = default;
+  const char* file_name() const { return file_; }
+  int line() const { return line_; }
+  const char* function_name() const { return function_; }
+
+ private:
+  constexpr SourceSite(const char* file, int line, const char* function)
+      : file_(file), line_(line), function_(function) {}
+  const char* file_ = "";
+  int line_ = 0;
+  const char* function_ = "";
+};
 
 // The indices of one handle. A root embeds its first view; slices and duplicates get
 // their own. Ownership: exactly one ByteBuf handle points to a view and destroys it.
@@ -58,7 +80,7 @@ struct BufRoot {
   ByteBufAllocator* alloc = nullptr;
   // Debug leak tracking (filled in when !NDEBUG): where it was allocated, and the
   // allocator's list of live roots.
-  std::source_location site;
+  SourceSite site;
   BufRoot* live_prev = nullptr;
   BufRoot* live_next = nullptr;
 };
