@@ -54,6 +54,8 @@ void NioSocketChannel::BecomeActive() {
   SetActive(true);
   CacheAddresses();
   pipeline().FireChannelActive();
+  // Writes flushed while connecting go now.
+  if (IsOpen() && !flushed_.empty()) DoWrite();
 }
 
 void NioSocketChannel::NioUnsafe::Bind(const SocketAddress& local, ChannelPromise promise) {
@@ -295,12 +297,17 @@ void NioSocketChannel::NioUnsafe::Flush() {
 void NioSocketChannel::WriteReady() { DoWrite(); }
 
 void NioSocketChannel::DoWrite() {
-  for (int spin = 0; spin < kWriteSpins && !flushed_.empty(); ++spin) {
+  // A write listener or a writability handler may flush again from inside this call:
+  // the outer call then picks up what was added; only it touches the socket.
+  if (in_write_) return;
+  in_write_ = true;
+  std::vector<ChannelPromise> done;
+  for (int spin = 0; spin < kWriteSpins && !flushed_.empty() && IsOpen(); ++spin) {
     iovec iov[kMaxIov];
     int count = 0;
     for (auto it = flushed_.begin(); it != flushed_.end() && count < kMaxIov; ++it) {
-      count += static_cast<int>(
-          it->buf.ReadableIovecs(absl::MakeSpan(iov + count, static_cast<size_t>(kMaxIov - count))));
+      count += static_cast<int>(it->buf.ReadableIovecs(
+          absl::MakeSpan(iov + count, static_cast<size_t>(kMaxIov - count))));
     }
     ssize_t n = 0;
     if (count > 0) {
@@ -308,31 +315,33 @@ void NioSocketChannel::DoWrite() {
       if (n < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        in_write_ = false;
         DoClose(internal_nio::ErrnoStatus(errno, "writev"));
         return;
       }
     }
-    // Retire what the kernel took (and empty buffers).
+    // Retire what the kernel took (and empty buffers) before any user code runs.
     size_t left = static_cast<size_t>(n);
+    int64_t retired = 0;
     while (!flushed_.empty()) {
       Pending& p = flushed_.front();
       size_t readable = p.buf.ReadableBytes();
       if (readable > left) {
-        if (left > 0) {
-          (void)p.buf.Skip(left);
-          AddPending(-static_cast<int64_t>(left));
-        }
-        left = 0;
+        if (left > 0) (void)p.buf.Skip(left);
+        retired += static_cast<int64_t>(left);
         break;
       }
       left -= readable;
-      ChannelPromise promise = std::move(p.promise);
+      retired += static_cast<int64_t>(readable);
+      done.push_back(std::move(p.promise));
       flushed_.pop_front();
-      AddPending(-static_cast<int64_t>(readable));
-      promise.TrySuccess();
-      if (!IsOpen()) return;  // a listener closed the channel
     }
+    // User code from here on (listeners, writability handlers) may write or close.
+    if (retired > 0) AddPending(-retired);
+    for (ChannelPromise& promise : done) promise.TrySuccess();
+    done.clear();
   }
+  in_write_ = false;
   if (!IsOpen()) return;
   if (flushed_.empty()) {
     RemoveInterest(EPOLLOUT);

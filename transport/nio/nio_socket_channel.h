@@ -115,6 +115,7 @@ class NioSocketChannel final : public AbstractNioChannel {
   std::optional<ChannelPromise> connect_promise_;
   std::optional<ScheduledFuture<void>> connect_timeout_;
   bool read_requested_ = false;
+  bool in_write_ = false;
   std::vector<char> read_buf_;
 };
 

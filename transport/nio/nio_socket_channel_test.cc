@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "gyre/channel/byte_buf.h"
@@ -406,6 +407,47 @@ TEST_F(NioSocketChannelTest, AutoReadOffReadsOnlyOnRequest) {
   ASSERT_TRUE(collector->all_.AwaitFor(kWait));
   EXPECT_EQ(*collector->all_.GetNow(), "hello");
   ASSERT_TRUE(client->Close().AwaitFor(kWait));
+}
+
+// Each write's listener writes the next piece: writes re-enter from inside the flush.
+void WriteChain(std::shared_ptr<NioSocketChannel> ch, int i, int n) {
+  if (i == n) return;
+  ch->WriteAndFlush(Bytes(absl::StrCat(i, ","))).AddListener([ch, i, n](const ChannelFuture& f) {
+    if (f.IsSuccess()) WriteChain(ch, i + 1, n);
+  });
+}
+
+TEST_F(NioSocketChannelTest, WritesFromWriteListenersKeepTheirOrder) {
+  auto server = StartServer([](NioSocketChannel& child) {
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+  });
+  std::string expected;
+  constexpr int kPieces = 500;
+  for (int i = 0; i < kPieces; ++i) absl::StrAppend(&expected, i, ",");
+  auto collector = std::make_shared<Collector>(expected.size());
+  auto client = NewClient(collector);
+  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
+  ASSERT_TRUE(c.AwaitFor(kWait));
+  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  WriteChain(client, 0, kPieces);
+  ASSERT_TRUE(collector->all_.AwaitFor(kWait)) << "got " << collector->bytes() << " bytes";
+  EXPECT_EQ(*collector->all_.GetNow(), expected);
+  ASSERT_TRUE(client->Close().AwaitFor(kWait));
+}
+
+TEST_F(NioSocketChannelTest, WritesBeforeTheConnectCompletesAreSent) {
+  auto server = StartServer([](NioSocketChannel& child) {
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+  });
+  auto collector = std::make_shared<Collector>(4);
+  auto client = NewClient(collector);
+  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
+  ChannelFuture w = client->WriteAndFlush(Bytes("ping"));
+  ASSERT_TRUE(w.AwaitFor(kWait));
+  EXPECT_TRUE(w.IsSuccess()) << w.Cause();
+  EXPECT_TRUE(c.IsSuccess());
+  ASSERT_TRUE(collector->all_.AwaitFor(kWait));
+  EXPECT_EQ(*collector->all_.GetNow(), "ping");
 }
 
 TEST_F(NioSocketChannelTest, RegisteringTwiceFails) {
