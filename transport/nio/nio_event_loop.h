@@ -11,6 +11,8 @@
 // write the loop's eventfd only when the loop has announced it may block, so a busy
 // loop costs them no system call.
 //
+// See docs/transport.md.
+//
 // Thread safety: public methods are thread-safe. The fd-registration helpers are loop
 // thread only (the transport's channels call them from their Unsafe).
 // Ownership: owned by its NioEventLoopGroup. Keeps every registered channel alive

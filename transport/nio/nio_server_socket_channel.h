@@ -24,6 +24,8 @@
 // absl::ErrnoToStatusCode maps it). Closing the
 // server does not close accepted children.
 //
+// See docs/transport.md.
+//
 // Thread safety: thread-safe (operations hop to the loop).
 // Ownership: shared; the loop holds a reference while registered. The child group is
 // not owned and must outlive the server.

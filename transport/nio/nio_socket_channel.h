@@ -27,6 +27,8 @@
 //
 //   created -> registered -> connecting -> active -> closed (inactive, unregistered)
 //
+// See docs/transport.md.
+//
 // Thread safety: thread-safe (operations hop to the loop).
 // Ownership: shared; the loop holds a reference while registered.
 #ifndef GYRE_TRANSPORT_NIO_NIO_SOCKET_CHANNEL_H_
