@@ -35,7 +35,7 @@ class EventLoopGroup : public virtual EventExecutorGroup {
   virtual ChannelFuture Register(std::shared_ptr<Channel> channel);
 };
 
-class EventLoop : public EventExecutor, public EventLoopGroup {
+class EventLoop : public virtual EventExecutor, public EventLoopGroup {
  public:
   EventLoop* Next() { return this; }
   EventLoop* NextEventLoop() override { return this; }

@@ -14,7 +14,7 @@
 
 namespace gyre {
 
-class AbstractEventExecutor : public EventExecutor, public AbstractEventExecutorGroup {
+class AbstractEventExecutor : public virtual EventExecutor, public AbstractEventExecutorGroup {
  public:
   EventExecutorGroup* parent() const override { return parent_; }
 

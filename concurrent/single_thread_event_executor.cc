@@ -118,16 +118,46 @@ void SingleThreadEventExecutor::WakeIfSleeping() {
   // producer that flips the flag pays for the mutex and the signal.
   if (sleeping_.load(std::memory_order_seq_cst) &&
       sleeping_.exchange(false, std::memory_order_seq_cst)) {
-    internal::MutexLock lock(&wake_mu_);
-    wake_pending_ = true;
-    wake_cv_.Signal();
+    {
+      internal::MutexLock lock(&wake_mu_);
+      wake_pending_ = true;
+      wake_cv_.Signal();
+    }
+    OnWakeupRequested();
   }
 }
 
 void SingleThreadEventExecutor::Wakeup() {
-  internal::MutexLock lock(&wake_mu_);
-  wake_pending_ = true;
-  wake_cv_.Signal();
+  {
+    internal::MutexLock lock(&wake_mu_);
+    wake_pending_ = true;
+    wake_cv_.Signal();
+  }
+  OnWakeupRequested();
+}
+
+bool SingleThreadEventExecutor::BeginBlockingWait() {
+  // seq_cst store, then the seq_cst load of the tail inside MaybeNonEmpty: the same
+  // Dekker pair as Sleep(), so a producer either is seen here or sees the flag.
+  sleeping_.store(true, std::memory_order_seq_cst);
+  if (queue_.MaybeNonEmpty()) {
+    // Relaxed: only this thread sets it true; producers may race it to false harmlessly.
+    sleeping_.store(false, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+void SingleThreadEventExecutor::EndBlockingWait() {
+  // Relaxed: as in Sleep(); a producer that still sees true only wakes us once more.
+  sleeping_.store(false, std::memory_order_relaxed);
+}
+
+int64_t SingleThreadEventExecutor::NanosUntilNextScheduledTask() const {
+  const internal::ScheduledTask* next = heap_.Peek();
+  if (next == nullptr) return INT64_MAX;
+  int64_t left = next->deadline_nanos() - NanosNow();
+  return left > 0 ? left : 0;
 }
 
 void SingleThreadEventExecutor::Sleep(int64_t timeout_nanos) {

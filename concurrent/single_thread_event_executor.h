@@ -163,6 +163,26 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // Wakes the loop if it is sleeping, or makes its next sleep return at once.
   void Wakeup();
 
+  // For subclasses that block on their own primitive (an epoll fd) instead of the
+  // executor's condition variable. Called on a producer's thread whenever the loop may
+  // be blocked and must wake: after a task was queued while the loop announced a
+  // blocking wait, and on every Wakeup(). Must be thread-safe, cheap and not block.
+  // Runs until ShutdownAndJoin() returns, so the subclass's wake-up primitive must
+  // outlive that call.
+  virtual void OnWakeupRequested() {}
+
+  // Loop thread only. Announces that the loop is about to block on its own primitive.
+  // Returns false (and announces nothing) if a task is already queued, so the caller
+  // must not block; otherwise every task queued from now on calls
+  // OnWakeupRequested(). Pair each true return with EndBlockingWait().
+  bool BeginBlockingWait();
+  // Loop thread only. Ends the wait announced by BeginBlockingWait().
+  void EndBlockingWait();
+
+  // Loop thread only. Nanoseconds until the earliest scheduled task is due: 0 if one is
+  // due now, INT64_MAX if none is scheduled.
+  int64_t NanosUntilNextScheduledTask() const;
+
   // Shuts down (quiet period zero) and joins the thread. Most-derived destructors call
   // it; calling it again is harmless. On the loop thread itself it cannot join: the
   // thread is detached and an error is logged.

@@ -1,0 +1,90 @@
+// Runs alone in its binary: it lowers RLIMIT_NOFILE for the whole process.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "gyre/channel/channel_handler.h"
+#include "gyre/channel/channel_handler_context.h"
+#include "gyre/concurrent/promise.h"
+#include "gyre/transport/nio/nio_event_loop_group.h"
+#include "gyre/transport/nio/nio_server_socket_channel.h"
+
+namespace gyre {
+namespace {
+
+constexpr absl::Duration kWait = absl::Seconds(30);
+
+class ExceptionProbe final : public ChannelInboundHandler {
+ public:
+  void ExceptionCaught(ChannelHandlerContext&, absl::Status cause) override {
+    caught_.TrySuccess(cause);
+  }
+  Promise<absl::Status> caught_{nullptr};
+};
+
+TEST(NioAcceptBackoffTest, OutOfFdsBacksOffWithoutSpinningAndKeepsServing) {
+  auto bosses = *NioEventLoopGroup::Create(1);
+  auto workers = *NioEventLoopGroup::Create(1);
+  constexpr int kClients = 3;
+  std::atomic<int> initialized{0};
+  Promise<void> all_accepted(nullptr);
+  NioServerSocketChannel::ChildSetup setup;
+  setup.group = workers.get();
+  setup.initializer = [&](NioSocketChannel&) {
+    if (initialized.fetch_add(1) + 1 == kClients) all_accepted.TrySuccess();
+  };
+  auto server = NioServerSocketChannel::Create(std::move(setup));
+  auto probe = std::make_shared<ExceptionProbe>();
+  ASSERT_TRUE(server->pipeline().AddLast("probe", probe).ok());
+  ASSERT_TRUE(bosses->Register(server).AwaitFor(kWait));
+  ChannelFuture bound = server->Bind(SocketAddress::Loopback(0));
+  ASSERT_TRUE(bound.AwaitFor(kWait));
+  ASSERT_TRUE(bound.IsSuccess()) << bound.Cause();
+  const SocketAddress target = SocketAddress::Loopback(server->local_address().port());
+
+  std::vector<int> clients;
+  for (int i = 0; i < kClients; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ASSERT_GE(fd, 0);
+    clients.push_back(fd);
+  }
+  // Use up every fd the process may have.
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit low = old;
+  low.rlim_cur = 512;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> fillers;
+  for (;;) {
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) break;
+    fillers.push_back(fd);
+  }
+  const int64_t selects_before = bosses->loops()[0]->SelectCountForTesting();
+  for (int fd : clients) (void)connect(fd, target.sockaddr_ptr(), target.sockaddr_len());
+
+  ASSERT_TRUE(probe->caught_.AwaitFor(kWait));
+  absl::Status cause = *probe->caught_.GetNow();
+  EXPECT_EQ(cause.code(), absl::StatusCode::kResourceExhausted) << cause;
+  EXPECT_GE(server->AcceptBackoffs(), 1);
+  EXPECT_EQ(initialized.load(), 0);
+
+  for (int fd : fillers) close(fd);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  ASSERT_TRUE(all_accepted.AwaitFor(kWait));
+  EXPECT_EQ(server->AcceptedCount(), kClients);
+  // A busy loop would have polled thousands of times during the 100 ms back-off.
+  EXPECT_LT(bosses->loops()[0]->SelectCountForTesting() - selects_before, 100);
+  for (int fd : clients) close(fd);
+  ASSERT_TRUE(server->Close().AwaitFor(kWait));
+}
+
+}  // namespace
+}  // namespace gyre

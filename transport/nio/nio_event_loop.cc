@@ -1,0 +1,232 @@
+#include "gyre/transport/nio/nio_event_loop.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "gyre/concurrent/internal/log.h"
+
+namespace gyre {
+namespace {
+
+constexpr int kMaxEventsPerWait = 256;
+
+absl::Status ErrnoStatus(int err, absl::string_view what) {
+  return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
+}
+
+// epoll_wait's timeout in milliseconds, rounded up so a timer never fires early.
+int TimeoutMillis(int64_t nanos) {
+  if (nanos == INT64_MAX) return -1;
+  int64_t ms = (nanos + 999'999) / 1'000'000;
+  return ms > INT_MAX ? INT_MAX : static_cast<int>(ms);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<NioEventLoop>> NioEventLoop::Create(EventLoopGroup* parent,
+                                                                   ExecutorOptions options) {
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) return ErrnoStatus(errno, "epoll_create1");
+  int ev = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (ev < 0) {
+    int err = errno;
+    close(ep);
+    return ErrnoStatus(err, "eventfd");
+  }
+  epoll_event e{};
+  e.events = EPOLLIN;
+  e.data.ptr = nullptr;  // null marks the wake-up fd
+  if (epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e) != 0) {
+    int err = errno;
+    close(ep);
+    close(ev);
+    return ErrnoStatus(err, "epoll_ctl(eventfd)");
+  }
+  return std::unique_ptr<NioEventLoop>(new NioEventLoop(parent, std::move(options), ep, ev));
+}
+
+NioEventLoop::NioEventLoop(EventLoopGroup* parent, ExecutorOptions options, int epoll_fd,
+                           int event_fd)
+    : SingleThreadEventExecutor(parent, std::move(options)),
+      parent_(parent),
+      epoll_fd_(epoll_fd),
+      event_fd_(event_fd),
+      ready_(kMaxEventsPerWait) {}
+
+NioEventLoop::~NioEventLoop() {
+  ShutdownAndJoin();
+  // The fds outlive the thread and every OnWakeupRequested() call.
+  close(epoll_fd_);
+  close(event_fd_);
+}
+
+absl::Status NioEventLoop::SetIoRatio(int ratio) {
+  if (ratio < 1 || ratio > 100) {
+    return absl::InvalidArgumentError(absl::StrCat("io ratio must be in 1..100, got ", ratio));
+  }
+  io_ratio_.store(ratio, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+void NioEventLoop::OnWakeupRequested() {
+  uint64_t one = 1;
+  // EAGAIN (counter saturated) still leaves the fd readable: the loop wakes either way.
+  ssize_t n = write(event_fd_, &one, sizeof(one));
+  (void)n;
+  wakeup_writes_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void NioEventLoop::Run() {
+  for (;;) {
+    int64_t timeout = HasTasks() ? 0 : NanosUntilNextScheduledTask();
+    bool announced = false;
+    if (timeout != 0 && IsShuttingDown()) timeout = 0;
+    if (timeout != 0) {
+      announced = BeginBlockingWait();
+      if (!announced) timeout = 0;
+    }
+    select_count_.fetch_add(1, std::memory_order_relaxed);
+    int n = epoll_wait(epoll_fd_, ready_.data(), static_cast<int>(ready_.size()),
+                       TimeoutMillis(timeout));
+    if (announced) EndBlockingWait();
+    if (n < 0) {
+      if (errno != EINTR) GYRE_LOG(WARNING) << "epoll_wait: " << std::strerror(errno);
+      n = 0;
+    }
+    const int ratio = io_ratio();
+    if (ratio == 100) {
+      ProcessReady(n);
+      RunAllTasks();
+    } else {
+      int64_t io_start = NanosNow();
+      ProcessReady(n);
+      int64_t io_nanos = NanosNow() - io_start;
+      RunAllTasks(absl::Nanoseconds(io_nanos * (100 - ratio) / ratio));
+    }
+    if (IsShuttingDown()) {
+      CloseAllChannels();
+      if (ConfirmShutdown()) break;
+    }
+  }
+}
+
+void NioEventLoop::ProcessReady(int n) {
+  for (int i = 0; i < n; ++i) {
+    NioIoHandler* h = static_cast<NioIoHandler*>(ready_[i].data.ptr);
+    if (h == nullptr) {
+      uint64_t count;
+      while (read(event_fd_, &count, sizeof(count)) > 0) {
+      }
+      continue;
+    }
+    h->OnIoEvent(ready_[i].events);
+  }
+  // Channels deregistered during the batch die here, after their last event.
+  released_.clear();
+}
+
+void NioEventLoop::CloseAllChannels() {
+  if (channels_.empty()) return;
+  std::vector<std::shared_ptr<Channel>> all;
+  all.reserve(channels_.size());
+  for (auto& [ptr, ch] : channels_) all.push_back(ch);
+  for (auto& ch : all) ch->unsafe().Close(ChannelPromise(this));
+  released_.clear();
+}
+
+void NioEventLoop::Cleanup() {
+  CloseAllChannels();
+  channels_.clear();
+  released_.clear();
+}
+
+absl::Status NioEventLoop::SetInterest(int fd, uint32_t events, NioIoHandler* handler) {
+  GYRE_DCHECK(InEventLoop()) << "SetInterest off the loop thread";
+  auto it = interests_.find(fd);
+  if (events == 0) {
+    if (it != interests_.end()) {
+      epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+      interests_.erase(it);
+    }
+    return absl::OkStatus();
+  }
+  epoll_event e{};
+  e.events = events;
+  e.data.ptr = handler;
+  if (it == interests_.end()) {
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &e) != 0) return ErrnoStatus(errno, "epoll_ctl(ADD)");
+    interests_.emplace(fd, Interest{events, handler});
+    return absl::OkStatus();
+  }
+  if (it->second.events == events && it->second.handler == handler) return absl::OkStatus();
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &e) != 0) return ErrnoStatus(errno, "epoll_ctl(MOD)");
+  it->second = Interest{events, handler};
+  return absl::OkStatus();
+}
+
+void NioEventLoop::RemoveFd(int fd) { (void)SetInterest(fd, 0, nullptr); }
+
+void NioEventLoop::AddChannel(std::shared_ptr<Channel> channel) {
+  Channel* key = channel.get();
+  if (channels_.emplace(key, std::move(channel)).second) {
+    registered_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void NioEventLoop::RemoveChannel(Channel* channel) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  released_.push_back(std::move(it->second));
+  channels_.erase(it);
+  registered_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+Future<void> NioEventLoop::RebuildSelector() {
+  Promise<void> done(this);
+  if (InEventLoop()) {
+    DoRebuildSelector(done);
+    return done;
+  }
+  absl::Status s = Execute([this, done]() mutable { DoRebuildSelector(done); });
+  if (!s.ok()) done.TryFailure(s);
+  return done;
+}
+
+void NioEventLoop::DoRebuildSelector(Promise<void> done) {
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) {
+    done.TryFailure(ErrnoStatus(errno, "epoll_create1"));
+    return;
+  }
+  epoll_event e{};
+  e.events = EPOLLIN;
+  e.data.ptr = nullptr;
+  if (epoll_ctl(ep, EPOLL_CTL_ADD, event_fd_, &e) != 0) {
+    int err = errno;
+    close(ep);
+    done.TryFailure(ErrnoStatus(err, "epoll_ctl(eventfd)"));
+    return;
+  }
+  for (auto& [fd, interest] : interests_) {
+    epoll_event ie{};
+    ie.events = interest.events;
+    ie.data.ptr = interest.handler;
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ie) != 0) {
+      int err = errno;
+      close(ep);
+      done.TryFailure(ErrnoStatus(err, "epoll_ctl(ADD) while rebuilding"));
+      return;
+    }
+  }
+  close(epoll_fd_);
+  epoll_fd_ = ep;
+  done.TrySuccess();
+}
+
+}  // namespace gyre

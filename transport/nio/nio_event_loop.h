@@ -1,0 +1,169 @@
+// NioEventLoop: an event loop that waits on one epoll instance for socket readiness and
+// runs its tasks and timers between I/O batches.
+//
+//   auto group = NioEventLoopGroup::Create(2);   // the usual way to get loops
+//   EventLoop* loop = (*group)->Next();
+//   loop->Execute([] { /* on the loop thread */ });
+//
+// The run loop: wait in epoll_wait (not at all when tasks are queued; else until the
+// next scheduled task is due or a wake-up), handle the ready sockets, then run tasks for
+// a share of the time the I/O took, set by the I/O ratio (see SetIoRatio). Producers
+// write the loop's eventfd only when the loop has announced it may block, so a busy
+// loop costs them no system call.
+//
+// See docs/transport.md.
+//
+// Thread safety: public methods are thread-safe. The fd-registration helpers are loop
+// thread only (the transport's channels call them from their Unsafe).
+// Ownership: owned by its NioEventLoopGroup. Keeps every registered channel alive
+// (shared_ptr) until it deregisters; the destructor shuts down and joins first.
+#ifndef GYRE_TRANSPORT_NIO_NIO_EVENT_LOOP_H_
+#define GYRE_TRANSPORT_NIO_NIO_EVENT_LOOP_H_
+
+#include <sys/epoll.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gyre/channel/channel.h"
+#include "gyre/channel/event_loop.h"
+#include "gyre/concurrent/executor_options.h"
+#include "gyre/concurrent/single_thread_event_executor.h"
+
+namespace gyre {
+
+// Something with a file descriptor in a NioEventLoop's epoll set.
+// Thread safety: OnIoEvent runs on the loop thread.
+// Ownership: not owned by the loop; the registrant keeps it alive while registered.
+class NioIoHandler {
+ public:
+  // Handles the ready `events` (EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP, ...).
+  virtual void OnIoEvent(uint32_t events) = 0;
+
+ protected:
+  ~NioIoHandler() = default;
+};
+
+class NioEventLoop final : public SingleThreadEventExecutor, public EventLoop {
+ public:
+  static constexpr int kDefaultIoRatio = 50;
+
+  // A loop whose parent group is `parent` (may be null). Returns the errno status when
+  // the epoll or event fd cannot be created.
+  static absl::StatusOr<std::unique_ptr<NioEventLoop>> Create(EventLoopGroup* parent,
+                                                              ExecutorOptions options);
+  ~NioEventLoop() override;
+
+  // EventExecutor / EventLoop (resolving the two inheritance paths).
+  using EventExecutor::InEventLoop;
+  bool InEventLoop(std::thread::id thread) const override {
+    return SingleThreadEventExecutor::InEventLoop(thread);
+  }
+  EventLoop* Next() { return this; }
+  EventLoop* NextEventLoop() override { return this; }
+  EventExecutor* NextExecutor() override { return this; }
+  std::vector<EventExecutor*> executors() const override {
+    return {const_cast<NioEventLoop*>(this)};
+  }
+  EventLoopGroup* parent() const override { return parent_; }
+  absl::Status Execute(absl::AnyInvocable<void()> task) override {
+    return SingleThreadEventExecutor::Execute(std::move(task));
+  }
+  using SingleThreadEventExecutor::ShutdownGracefully;
+  Future<void> ShutdownGracefully(absl::Duration quiet_period, absl::Duration timeout) override {
+    return SingleThreadEventExecutor::ShutdownGracefully(quiet_period, timeout);
+  }
+  Future<void> TerminationFuture() const override {
+    return SingleThreadEventExecutor::TerminationFuture();
+  }
+  bool IsShuttingDown() const override { return SingleThreadEventExecutor::IsShuttingDown(); }
+  bool IsShutdown() const override { return SingleThreadEventExecutor::IsShutdown(); }
+  bool IsTerminated() const override { return SingleThreadEventExecutor::IsTerminated(); }
+  bool AwaitTermination(absl::Duration timeout) override {
+    return SingleThreadEventExecutor::AwaitTermination(timeout);
+  }
+  const Ticker* ticker() const override { return SingleThreadEventExecutor::ticker(); }
+  absl::Status ScheduleTask(internal::ScheduledTaskRef& task) override {
+    return SingleThreadEventExecutor::ScheduleTask(task);
+  }
+  ExecutorSnapshot Snapshot() const override { return SingleThreadEventExecutor::Snapshot(); }
+
+  // Sets the share of loop time spent on I/O, in percent: after an I/O batch that took
+  // t, tasks run for t * (100 - ratio) / ratio; 100 runs all queued tasks every turn.
+  // InvalidArgument outside 1..100. Takes effect from the next turn.
+  absl::Status SetIoRatio(int ratio);
+  int io_ratio() const {
+    // Relaxed: a tuning knob read once per turn; no data depends on it.
+    return io_ratio_.load(std::memory_order_relaxed);
+  }
+
+  // Replaces the epoll instance with a fresh one holding the same registrations (on the
+  // loop thread; queued from others). The returned future fails with the errno status
+  // if a new instance cannot be made (the old one stays then).
+  Future<void> RebuildSelector();
+
+  int RegisteredChannels() const override {
+    // Relaxed: a statistic.
+    return registered_.load(std::memory_order_relaxed);
+  }
+
+  // --- Loop thread only: for the transport's channels. ---
+
+  // Sets the epoll interest of `fd` to `events` (0 removes it from the set; the first
+  // non-zero set adds it). Returns the errno status of epoll_ctl.
+  absl::Status SetInterest(int fd, uint32_t events, NioIoHandler* handler);
+  // Removes `fd` from the set (before it is closed).
+  void RemoveFd(int fd);
+  // Keeps `channel` alive while registered and counts it.
+  void AddChannel(std::shared_ptr<Channel> channel);
+  // Drops the loop's reference (after the current I/O batch, so handlers of events
+  // already collected stay valid).
+  void RemoveChannel(Channel* channel);
+
+  // Test hooks: epoll_wait calls made and eventfd writes performed.
+  int64_t SelectCountForTesting() const { return select_count_.load(std::memory_order_relaxed); }
+  int64_t WakeupWritesForTesting() const {
+    return wakeup_writes_.load(std::memory_order_relaxed);
+  }
+
+ protected:
+  void Run() override;
+  void Cleanup() override;
+  void OnWakeupRequested() override;
+
+ private:
+  NioEventLoop(EventLoopGroup* parent, ExecutorOptions options, int epoll_fd, int event_fd);
+  void ProcessReady(int n);
+  void CloseAllChannels();
+  void DoRebuildSelector(Promise<void> done);
+
+  struct Interest {
+    uint32_t events;
+    NioIoHandler* handler;
+  };
+
+  EventLoopGroup* const parent_;
+  int epoll_fd_;  // loop thread only after construction (replaced by rebuilds)
+  const int event_fd_;
+  // Relaxed: see io_ratio().
+  std::atomic<int> io_ratio_{kDefaultIoRatio};
+  // Relaxed: statistics and test hooks only.
+  std::atomic<int> registered_{0};
+  std::atomic<int64_t> select_count_{0};
+  std::atomic<int64_t> wakeup_writes_{0};
+
+  // Loop-confined.
+  std::vector<epoll_event> ready_;
+  absl::flat_hash_map<int, Interest> interests_;
+  absl::flat_hash_map<Channel*, std::shared_ptr<Channel>> channels_;
+  std::vector<std::shared_ptr<Channel>> released_;
+};
+
+}  // namespace gyre
+
+#endif  // GYRE_TRANSPORT_NIO_NIO_EVENT_LOOP_H_

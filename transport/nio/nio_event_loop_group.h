@@ -1,0 +1,75 @@
+// NioEventLoopGroup: a fixed set of NioEventLoops; channels are spread over them
+// round-robin.
+//
+//   absl::StatusOr<std::unique_ptr<NioEventLoopGroup>> group = NioEventLoopGroup::Create(4);
+//   if (!group.ok()) return group.status();
+//   (*group)->SetIoRatio(70).IgnoreError();
+//   EventLoop* loop = (*group)->Next();
+//
+// Thread safety: every method is thread-safe.
+// Ownership: owns its loops; destroying the group shuts them down and joins them.
+#ifndef GYRE_TRANSPORT_NIO_NIO_EVENT_LOOP_GROUP_H_
+#define GYRE_TRANSPORT_NIO_NIO_EVENT_LOOP_GROUP_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gyre/channel/event_loop.h"
+#include "gyre/concurrent/executor_options.h"
+#include "gyre/concurrent/multithread_event_executor_group.h"
+#include "gyre/transport/nio/nio_event_loop.h"
+
+namespace gyre {
+
+class NioEventLoopGroup final : public MultithreadEventExecutorGroup, public EventLoopGroup {
+ public:
+  // `n_threads` loops (0: twice the hardware concurrency). InvalidArgument when
+  // n_threads < 0; a loop's creation error otherwise.
+  static absl::StatusOr<std::unique_ptr<NioEventLoopGroup>> Create(int n_threads = 0,
+                                                                   GroupOptions options = {});
+  ~NioEventLoopGroup() override;
+
+  EventLoop* Next() { return NextEventLoop(); }
+  EventLoop* NextEventLoop() override;
+  EventExecutor* NextExecutor() override { return MultithreadEventExecutorGroup::NextExecutor(); }
+  std::vector<EventExecutor*> executors() const override {
+    return MultithreadEventExecutorGroup::executors();
+  }
+  using MultithreadEventExecutorGroup::ShutdownGracefully;
+  Future<void> ShutdownGracefully(absl::Duration quiet_period, absl::Duration timeout) override {
+    return MultithreadEventExecutorGroup::ShutdownGracefully(quiet_period, timeout);
+  }
+  Future<void> TerminationFuture() const override {
+    return MultithreadEventExecutorGroup::TerminationFuture();
+  }
+  bool IsShuttingDown() const override { return MultithreadEventExecutorGroup::IsShuttingDown(); }
+  bool IsShutdown() const override { return MultithreadEventExecutorGroup::IsShutdown(); }
+  bool IsTerminated() const override { return MultithreadEventExecutorGroup::IsTerminated(); }
+  bool AwaitTermination(absl::Duration timeout) override {
+    return MultithreadEventExecutorGroup::AwaitTermination(timeout);
+  }
+
+  // Sets every loop's I/O ratio (see NioEventLoop::SetIoRatio); InvalidArgument outside
+  // 1..100, and then no loop changes.
+  absl::Status SetIoRatio(int ratio);
+  // Rebuilds every loop's epoll instance; the future fails with the first error.
+  Future<void> RebuildSelectors();
+
+  // The loops, in creation order.
+  const std::vector<NioEventLoop*>& loops() const { return loops_; }
+
+ protected:
+  absl::StatusOr<std::unique_ptr<EventExecutor>> NewChild(int index) override;
+
+ private:
+  explicit NioEventLoopGroup(GroupOptions options)
+      : MultithreadEventExecutorGroup(std::move(options)) {}
+
+  std::vector<NioEventLoop*> loops_;  // written during Init only
+};
+
+}  // namespace gyre
+
+#endif  // GYRE_TRANSPORT_NIO_NIO_EVENT_LOOP_GROUP_H_

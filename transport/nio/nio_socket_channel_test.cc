@@ -1,0 +1,488 @@
+#include "gyre/transport/nio/nio_socket_channel.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "gyre/channel/byte_buf.h"
+#include "gyre/channel/byte_buf_allocator.h"
+#include "gyre/channel/channel_handler.h"
+#include "gyre/channel/channel_handler_context.h"
+#include "gyre/concurrent/promise.h"
+#include "gyre/transport/nio/nio_event_loop_group.h"
+#include "gyre/transport/nio/nio_server_socket_channel.h"
+
+namespace gyre {
+namespace {
+
+constexpr absl::Duration kWait = absl::Seconds(30);
+
+ByteBuf Bytes(absl::string_view s) {
+  absl::StatusOr<ByteBuf> b = PooledByteBufAllocator::Default()->CopiedBuffer(s);
+  EXPECT_TRUE(b.ok()) << b.status();
+  return *std::move(b);
+}
+
+std::string Payload(int seed, size_t n) {
+  std::string s(n, '\0');
+  uint32_t x = 2654435761u * static_cast<uint32_t>(seed + 1);
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    s[i] = static_cast<char>(x >> 24);
+  }
+  return s;
+}
+
+// Writes back what it reads.
+class EchoHandler final : public ChannelInboundHandler {
+ public:
+  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override { ctx.Write(std::move(msg)); }
+  void ChannelReadComplete(ChannelHandlerContext& ctx) override { ctx.Flush(); }
+};
+
+// Collects bytes and events; all callbacks run on the channel's loop.
+class Collector final : public ChannelInboundHandler {
+ public:
+  explicit Collector(size_t expect = 0) : expect_(expect) {}
+
+  void ChannelRead(ChannelHandlerContext&, Message msg) override {
+    if (ByteBuf* b = msg.Get<ByteBuf>()) {
+      absl::string_view v = b->ReadableView();
+      std::lock_guard<std::mutex> lock(mu_);
+      data_.append(v.data(), v.size());
+      if (expect_ != 0 && data_.size() >= expect_) all_.TrySuccess(data_);
+    }
+  }
+  void ChannelActive(ChannelHandlerContext& ctx) override {
+    Event("active");
+    ctx.FireChannelActive();
+  }
+  void ChannelInactive(ChannelHandlerContext& ctx) override {
+    Event("inactive");
+    inactive_.TrySuccess();
+    ctx.FireChannelInactive();
+  }
+  void ChannelUnregistered(ChannelHandlerContext& ctx) override {
+    Event("unregistered");
+    unregistered_.TrySuccess();
+    ctx.FireChannelUnregistered();
+  }
+  void ChannelWritabilityChanged(ChannelHandlerContext& ctx) override {
+    if (ctx.channel().IsWritable()) {
+      writable_again_.TrySuccess();
+    } else {
+      unwritable_.TrySuccess();
+    }
+    ctx.FireChannelWritabilityChanged();
+  }
+  void ExceptionCaught(ChannelHandlerContext&, absl::Status) override {}
+
+  std::vector<std::string> events() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+  size_t bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return data_.size();
+  }
+
+  Promise<std::string> all_{nullptr};
+  Promise<void> inactive_{nullptr};
+  Promise<void> unregistered_{nullptr};
+  Promise<void> unwritable_{nullptr};
+  Promise<void> writable_again_{nullptr};
+
+ private:
+  void Event(const char* e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(e);
+  }
+  const size_t expect_;
+  std::mutex mu_;
+  std::string data_;
+  std::vector<std::string> events_;
+};
+
+class NioSocketChannelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bosses_ = *NioEventLoopGroup::Create(1);
+    workers_ = *NioEventLoopGroup::Create(2);
+    clients_ = *NioEventLoopGroup::Create(2);
+  }
+
+  // A server on 127.0.0.1 (ephemeral port) whose children get `init`.
+  std::shared_ptr<NioServerSocketChannel> StartServer(
+      std::function<void(NioSocketChannel&)> init,
+      std::vector<ChannelOptionSetting> child_options = {}) {
+    NioServerSocketChannel::ChildSetup setup;
+    setup.group = workers_.get();
+    setup.initializer = std::move(init);
+    setup.options = std::move(child_options);
+    std::shared_ptr<NioServerSocketChannel> server = NioServerSocketChannel::Create(std::move(setup));
+    ChannelFuture reg = bosses_->Register(server);
+    EXPECT_TRUE(reg.AwaitFor(kWait));
+    EXPECT_TRUE(reg.IsSuccess()) << reg.Cause();
+    ChannelFuture bound = server->Bind(SocketAddress::Loopback(0));
+    EXPECT_TRUE(bound.AwaitFor(kWait));
+    EXPECT_TRUE(bound.IsSuccess()) << bound.Cause();
+    return server;
+  }
+
+  std::shared_ptr<NioSocketChannel> NewClient(std::shared_ptr<ChannelHandler> handler) {
+    std::shared_ptr<NioSocketChannel> ch = NioSocketChannel::Create();
+    if (handler != nullptr) {
+      EXPECT_TRUE(ch->pipeline().AddLast("collector", std::move(handler)).ok());
+    }
+    ChannelFuture reg = clients_->Register(ch);
+    EXPECT_TRUE(reg.AwaitFor(kWait));
+    EXPECT_TRUE(reg.IsSuccess()) << reg.Cause();
+    return ch;
+  }
+
+  std::unique_ptr<NioEventLoopGroup> bosses_;
+  std::unique_ptr<NioEventLoopGroup> workers_;
+  std::unique_ptr<NioEventLoopGroup> clients_;
+};
+
+TEST_F(NioSocketChannelTest, EchoFiftyConcurrentClientsByteExact) {
+  auto server = StartServer([](NioSocketChannel& child) {
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+  });
+  const uint16_t port = server->local_address().port();
+  ASSERT_NE(port, 0);
+  constexpr int kClients = 50;
+  constexpr size_t kSize = 100 * 1000 + 7;
+  struct Client {
+    std::shared_ptr<NioSocketChannel> ch;
+    std::shared_ptr<Collector> collector;
+    std::string payload;
+  };
+  std::vector<Client> clients;
+  for (int i = 0; i < kClients; ++i) {
+    Client c;
+    c.payload = Payload(i, kSize);
+    c.collector = std::make_shared<Collector>(kSize);
+    c.ch = NewClient(c.collector);
+    clients.push_back(std::move(c));
+  }
+  std::vector<ChannelFuture> connects;
+  for (Client& c : clients) connects.push_back(c.ch->Connect(SocketAddress::Loopback(port)));
+  for (ChannelFuture& f : connects) {
+    ASSERT_TRUE(f.AwaitFor(kWait));
+    ASSERT_TRUE(f.IsSuccess()) << f.Cause();
+  }
+  // Writes from several threads at once, in uneven chunks.
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 5; ++t) {
+    writers.emplace_back([&clients, t] {
+      for (int i = t; i < kClients; i += 5) {
+        const std::string& p = clients[i].payload;
+        for (size_t off = 0; off < p.size();) {
+          size_t n = std::min<size_t>(p.size() - off, 1000 + 997 * (i % 13));
+          clients[i].ch->Write(Bytes(absl::string_view(p).substr(off, n)));
+          off += n;
+        }
+        clients[i].ch->Flush();
+      }
+    });
+  }
+  for (std::thread& w : writers) w.join();
+  for (int i = 0; i < kClients; ++i) {
+    ASSERT_TRUE(clients[i].collector->all_.AwaitFor(kWait)) << "client " << i;
+    const std::string* got = clients[i].collector->all_.GetNow();
+    ASSERT_NE(got, nullptr);
+    EXPECT_TRUE(*got == clients[i].payload) << "client " << i << " got " << got->size() << " bytes";
+  }
+  EXPECT_EQ(server->AcceptedCount(), kClients);
+  for (Client& c : clients) ASSERT_TRUE(c.ch->Close().AwaitFor(kWait));
+}
+
+TEST_F(NioSocketChannelTest, ConnectionRefusedFailsTheFuture) {
+  // A bound socket that does not listen: connecting to it is refused.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  SocketAddress any = SocketAddress::Loopback(0);
+  ASSERT_EQ(bind(fd, any.sockaddr_ptr(), any.sockaddr_len()), 0);
+  sockaddr_in sin{};
+  socklen_t len = sizeof(sin);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&sin), &len), 0);
+  const uint16_t port = ntohs(sin.sin_port);
+
+  auto collector = std::make_shared<Collector>();
+  std::shared_ptr<NioSocketChannel> ch = NewClient(collector);
+  ChannelFuture f = ch->Connect(SocketAddress::Loopback(port));
+  ASSERT_TRUE(f.AwaitFor(kWait));
+  EXPECT_FALSE(f.IsSuccess());
+  EXPECT_EQ(f.Cause().code(), absl::StatusCode::kUnavailable) << f.Cause();
+  ASSERT_TRUE(ch->CloseFuture().AwaitFor(kWait));
+  EXPECT_FALSE(ch->IsOpen());
+  EXPECT_FALSE(ch->IsActive());
+  close(fd);
+}
+
+TEST_F(NioSocketChannelTest, ConnectTimeoutFailsWithDeadlineExceeded) {
+  // A listener that never accepts, with its accept queue filled: the kernel drops
+  // further SYNs, so a new connect neither succeeds nor fails until it times out.
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  SocketAddress any = SocketAddress::Loopback(0);
+  ASSERT_EQ(bind(listener, any.sockaddr_ptr(), any.sockaddr_len()), 0);
+  ASSERT_EQ(listen(listener, 0), 0);
+  sockaddr_in sin{};
+  socklen_t len = sizeof(sin);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&sin), &len), 0);
+  const SocketAddress target = SocketAddress::Loopback(ntohs(sin.sin_port));
+  std::vector<int> fillers;
+  for (int i = 0; i < 4; ++i) {
+    int f = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ASSERT_GE(f, 0);
+    (void)connect(f, target.sockaddr_ptr(), target.sockaddr_len());
+    fillers.push_back(f);
+  }
+
+  std::shared_ptr<NioSocketChannel> ch = NewClient(nullptr);
+  ASSERT_TRUE(ch->config().Set(ChannelOption::kConnectTimeout, absl::Milliseconds(200)).ok());
+  const absl::Time start = absl::Now();
+  ChannelFuture f = ch->Connect(target);
+  ASSERT_TRUE(f.AwaitFor(kWait));
+  const absl::Duration took = absl::Now() - start;
+  for (int fd : fillers) close(fd);
+  close(listener);
+  if (f.IsSuccess() || (f.Cause().code() != absl::StatusCode::kDeadlineExceeded &&
+                        took < absl::Milliseconds(200))) {
+    GTEST_SKIP() << "this kernel answered the connect at once: " << f.Cause();
+  }
+  EXPECT_EQ(f.Cause().code(), absl::StatusCode::kDeadlineExceeded) << f.Cause();
+  EXPECT_GE(took, absl::Milliseconds(200));
+  ASSERT_TRUE(ch->CloseFuture().AwaitFor(kWait));
+  EXPECT_FALSE(ch->IsOpen());
+}
+
+TEST_F(NioSocketChannelTest, BindToAPortInUseFailsTheFuture) {
+  auto first = StartServer(nullptr);
+  const uint16_t port = first->local_address().port();
+  NioServerSocketChannel::ChildSetup setup;
+  setup.group = workers_.get();
+  auto second = NioServerSocketChannel::Create(std::move(setup));
+  ASSERT_TRUE(bosses_->Register(second).AwaitFor(kWait));
+  ChannelFuture f = second->Bind(SocketAddress::Loopback(port));
+  ASSERT_TRUE(f.AwaitFor(kWait));
+  EXPECT_FALSE(f.IsSuccess());
+  // EADDRINUSE, mapped as absl::ErrnoToStatusCode does.
+  EXPECT_EQ(f.Cause().code(), absl::StatusCode::kFailedPrecondition) << f.Cause();
+  EXPECT_NE(f.Cause().message().find("in use"), absl::string_view::npos) << f.Cause();
+  EXPECT_FALSE(second->IsActive());
+  // The first server still serves.
+  auto collector = std::make_shared<Collector>();
+  auto client = NewClient(collector);
+  ChannelFuture c = client->Connect(SocketAddress::Loopback(port));
+  ASSERT_TRUE(c.AwaitFor(kWait));
+  EXPECT_TRUE(c.IsSuccess()) << c.Cause();
+  ASSERT_TRUE(first->Close().AwaitFor(kWait));
+  ASSERT_TRUE(first->CloseFuture().AwaitFor(kWait));
+  EXPECT_EQ(bosses_->Next()->RegisteredChannels(), 1);  // `second` only
+}
+
+TEST_F(NioSocketChannelTest, CloseFromAForeignThread) {
+  Promise<std::shared_ptr<Collector>> server_side(nullptr);
+  auto server = StartServer([&server_side](NioSocketChannel& child) {
+    auto c = std::make_shared<Collector>();
+    ASSERT_TRUE(child.pipeline().AddLast("collector", c).ok());
+    server_side.TrySuccess(c);
+  });
+  auto collector = std::make_shared<Collector>();
+  auto client = NewClient(collector);
+  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
+  ASSERT_TRUE(c.AwaitFor(kWait));
+  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  ASSERT_TRUE(server_side.AwaitFor(kWait));
+  EventLoop* loop = client->event_loop();
+  ASSERT_NE(loop, nullptr);
+  const int registered = loop->RegisteredChannels();
+  EXPECT_GE(registered, 1);
+
+  // Queued but never flushed: fails when the channel closes.
+  ChannelFuture unflushed = client->Write(Bytes("never sent"));
+  ChannelFuture closed;
+  std::thread foreign([&] { closed = client->Close(); });
+  foreign.join();
+  ASSERT_TRUE(closed.AwaitFor(kWait));
+  EXPECT_TRUE(closed.IsSuccess()) << closed.Cause();
+  ASSERT_TRUE(client->CloseFuture().AwaitFor(kWait));
+  ASSERT_TRUE(unflushed.AwaitFor(kWait));
+  EXPECT_EQ(unflushed.Cause().code(), absl::StatusCode::kFailedPrecondition) << unflushed.Cause();
+  ASSERT_TRUE(collector->unregistered_.AwaitFor(kWait));
+  EXPECT_EQ(collector->events(),
+            (std::vector<std::string>{"active", "inactive", "unregistered"}));
+  EXPECT_FALSE(client->IsOpen());
+  // A write after close fails at once.
+  ChannelFuture late = client->WriteAndFlush(Bytes("late"));
+  ASSERT_TRUE(late.AwaitFor(kWait));
+  EXPECT_FALSE(late.IsSuccess());
+  // The peer sees the end of the stream.
+  std::shared_ptr<Collector> peer = *server_side.GetNow();
+  ASSERT_TRUE(peer->unregistered_.AwaitFor(kWait));
+  EXPECT_EQ(peer->events(), (std::vector<std::string>{"active", "inactive", "unregistered"}));
+  // Closing twice is harmless.
+  ChannelFuture again = client->Close();
+  ASSERT_TRUE(again.AwaitFor(kWait));
+  EXPECT_TRUE(again.IsSuccess());
+}
+
+TEST_F(NioSocketChannelTest, WritabilityFlipsAtTheWaterMarks) {
+  Promise<std::shared_ptr<NioSocketChannel>> child_p(nullptr);
+  auto sink = std::make_shared<Collector>();
+  auto server = StartServer(
+      [&child_p, sink](NioSocketChannel& child) {
+        ASSERT_TRUE(child.pipeline().AddLast("sink", sink).ok());
+        child_p.TrySuccess(std::static_pointer_cast<NioSocketChannel>(child.shared_from_this()));
+      },
+      {ChannelOptionSetting{ChannelOptionId::kAutoRead, "AUTO_READ", false},
+       ChannelOptionSetting{ChannelOptionId::kSoRcvbuf, "SO_RCVBUF", 64 * 1024}});
+  auto collector = std::make_shared<Collector>();
+  auto client = NewClient(collector);
+  ASSERT_TRUE(client->config().Set(ChannelOption::kSoSndbuf, 64 * 1024).ok());
+  ASSERT_TRUE(client->config().Set(ChannelOption::kWriteBufferHighWaterMark, 64 * 1024).ok());
+  ASSERT_TRUE(client->config().Set(ChannelOption::kWriteBufferLowWaterMark, 16 * 1024).ok());
+  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
+  ASSERT_TRUE(c.AwaitFor(kWait));
+  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  ASSERT_TRUE(child_p.AwaitFor(kWait));
+  EXPECT_TRUE(client->IsWritable());
+
+  constexpr int kChunks = 64;
+  constexpr size_t kChunk = 64 * 1024;
+  std::vector<ChannelFuture> writes;
+  for (int i = 0; i < kChunks; ++i) writes.push_back(client->Write(Bytes(Payload(i, kChunk))));
+  client->Flush();
+  ASSERT_TRUE(collector->unwritable_.AwaitFor(kWait));
+  EXPECT_FALSE(client->IsWritable());
+  EXPECT_GT(client->PendingOutboundBytes(), 64 * 1024);
+  EXPECT_FALSE(collector->writable_again_.IsDone());
+  EXPECT_FALSE(writes.back().IsDone());
+
+  // The peer starts reading: the queue drains below the low mark.
+  std::shared_ptr<NioSocketChannel> child = *child_p.GetNow();
+  ASSERT_TRUE(child->config().Set(ChannelOption::kAutoRead, true).ok());
+  ASSERT_TRUE(collector->writable_again_.AwaitFor(kWait))
+      << "peer read " << sink->bytes() << " bytes; pending " << client->PendingOutboundBytes();
+  for (ChannelFuture& w : writes) {
+    ASSERT_TRUE(w.AwaitFor(kWait));
+    EXPECT_TRUE(w.IsSuccess()) << w.Cause();
+  }
+  EXPECT_TRUE(client->IsWritable());
+  EXPECT_EQ(client->PendingOutboundBytes(), 0);
+  ASSERT_TRUE(client->Close().AwaitFor(kWait));
+  ASSERT_TRUE(sink->inactive_.AwaitFor(kWait));
+  EXPECT_EQ(sink->bytes(), kChunks * kChunk);
+}
+
+TEST_F(NioSocketChannelTest, AutoReadOffReadsOnlyOnRequest) {
+  auto server = StartServer([](NioSocketChannel& child) {
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+  });
+  auto collector = std::make_shared<Collector>(5);
+  auto client = NewClient(collector);
+  ASSERT_TRUE(client->config().Set(ChannelOption::kAutoRead, false).ok());
+  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
+  ASSERT_TRUE(c.AwaitFor(kWait));
+  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  ChannelFuture w = client->WriteAndFlush(Bytes("hello"));
+  ASSERT_TRUE(w.AwaitFor(kWait));
+  ASSERT_TRUE(w.IsSuccess());
+  // Nothing is read until asked (the echo is waiting in the socket).
+  EXPECT_FALSE(collector->all_.AwaitFor(absl::Milliseconds(100)));
+  client->Read();
+  ASSERT_TRUE(collector->all_.AwaitFor(kWait));
+  EXPECT_EQ(*collector->all_.GetNow(), "hello");
+  ASSERT_TRUE(client->Close().AwaitFor(kWait));
+}
+
+// Each write's listener writes the next piece: writes re-enter from inside the flush.
+void WriteChain(std::shared_ptr<NioSocketChannel> ch, int i, int n) {
+  if (i == n) return;
+  ch->WriteAndFlush(Bytes(absl::StrCat(i, ","))).AddListener([ch, i, n](const ChannelFuture& f) {
+    if (f.IsSuccess()) WriteChain(ch, i + 1, n);
+  });
+}
+
+TEST_F(NioSocketChannelTest, WritesFromWriteListenersKeepTheirOrder) {
+  auto server = StartServer([](NioSocketChannel& child) {
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+  });
+  std::string expected;
+  constexpr int kPieces = 500;
+  for (int i = 0; i < kPieces; ++i) absl::StrAppend(&expected, i, ",");
+  auto collector = std::make_shared<Collector>(expected.size());
+  auto client = NewClient(collector);
+  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
+  ASSERT_TRUE(c.AwaitFor(kWait));
+  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  WriteChain(client, 0, kPieces);
+  ASSERT_TRUE(collector->all_.AwaitFor(kWait)) << "got " << collector->bytes() << " bytes";
+  EXPECT_EQ(*collector->all_.GetNow(), expected);
+  ASSERT_TRUE(client->Close().AwaitFor(kWait));
+}
+
+TEST_F(NioSocketChannelTest, WritesBeforeTheConnectCompletesAreSent) {
+  auto server = StartServer([](NioSocketChannel& child) {
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+  });
+  auto collector = std::make_shared<Collector>(4);
+  auto client = NewClient(collector);
+  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
+  ChannelFuture w = client->WriteAndFlush(Bytes("ping"));
+  ASSERT_TRUE(w.AwaitFor(kWait));
+  EXPECT_TRUE(w.IsSuccess()) << w.Cause();
+  EXPECT_TRUE(c.IsSuccess());
+  ASSERT_TRUE(collector->all_.AwaitFor(kWait));
+  EXPECT_EQ(*collector->all_.GetNow(), "ping");
+}
+
+TEST_F(NioSocketChannelTest, RegisteringTwiceFails) {
+  std::shared_ptr<NioSocketChannel> ch = NioSocketChannel::Create();
+  // Two racing registrations from two threads: exactly one wins.
+  ChannelFuture a, b;
+  std::thread t1([&] { a = clients_->Register(ch); });
+  std::thread t2([&] { b = workers_->Register(ch); });
+  t1.join();
+  t2.join();
+  ASSERT_TRUE(a.AwaitFor(kWait));
+  ASSERT_TRUE(b.AwaitFor(kWait));
+  EXPECT_NE(a.IsSuccess(), b.IsSuccess());
+  const absl::Status lost = a.IsSuccess() ? b.Cause() : a.Cause();
+  EXPECT_EQ(lost.code(), absl::StatusCode::kFailedPrecondition) << lost;
+  EXPECT_TRUE(ch->IsRegistered());
+  EXPECT_EQ(clients_->Register(nullptr).Cause().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(NioSocketChannelTest, ServerKeepsServingAfterSelectorRebuild) {
+  auto server = StartServer([](NioSocketChannel& child) {
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+  });
+  ASSERT_TRUE(bosses_->RebuildSelectors().AwaitFor(kWait));
+  ASSERT_TRUE(workers_->RebuildSelectors().AwaitFor(kWait));
+  auto collector = std::make_shared<Collector>(3);
+  auto client = NewClient(collector);
+  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
+  ASSERT_TRUE(c.AwaitFor(kWait));
+  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  ASSERT_TRUE(clients_->RebuildSelectors().AwaitFor(kWait));
+  client->WriteAndFlush(Bytes("abc"));
+  ASSERT_TRUE(collector->all_.AwaitFor(kWait));
+  EXPECT_EQ(*collector->all_.GetNow(), "abc");
+}
+
+}  // namespace
+}  // namespace gyre
