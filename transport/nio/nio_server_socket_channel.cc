@@ -17,6 +17,12 @@ std::shared_ptr<NioServerSocketChannel> NioServerSocketChannel::Create(ChildSetu
   return std::shared_ptr<NioServerSocketChannel>(new NioServerSocketChannel(std::move(setup)));
 }
 
+std::shared_ptr<NioServerSocketChannel> NioServerSocketChannel::Create() {
+  ChildSetup setup;
+  setup.deliver_to_pipeline = true;
+  return Create(std::move(setup));
+}
+
 NioServerSocketChannel::NioServerSocketChannel(ChildSetup setup)
     : AbstractNioChannel(nullptr, -1), setup_(std::move(setup)) {}
 
@@ -148,6 +154,10 @@ void NioServerSocketChannel::BackOff() {
 void NioServerSocketChannel::InitChild(int fd) {
   accepted_.fetch_add(1, std::memory_order_relaxed);
   std::shared_ptr<NioSocketChannel> child = NioSocketChannel::CreateAccepted(this, fd);
+  if (setup_.deliver_to_pipeline) {
+    pipeline().FireChannelRead(std::shared_ptr<Channel>(std::move(child)));
+    return;
+  }
   for (const ChannelOptionSetting& s : setup_.options) {
     absl::Status applied = child->config().SetValue(s);
     if (!applied.ok()) GYRE_LOG(WARNING) << "child option " << s.name << ": " << applied;

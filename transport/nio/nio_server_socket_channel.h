@@ -59,9 +59,16 @@ class NioServerSocketChannel final : public AbstractNioChannel {
     std::function<void(NioSocketChannel&)> initializer;
     // Applied to each child's config before the initializer runs.
     std::vector<ChannelOptionSetting> options;
+    // True: set up nothing here; deliver each accepted child, unregistered, as a
+    // ChannelRead of std::shared_ptr<Channel> through the server's pipeline (what
+    // ServerBootstrap's acceptor handles). The fields above are ignored then.
+    bool deliver_to_pipeline = false;
   };
 
   static std::shared_ptr<NioServerSocketChannel> Create(ChildSetup setup);
+  // A server channel that delivers accepted children through its pipeline (for
+  // ServerBootstrap::Channel<NioServerSocketChannel>()).
+  static std::shared_ptr<NioServerSocketChannel> Create();
   ~NioServerSocketChannel() override;
 
   Unsafe& unsafe() override { return unsafe_; }
