@@ -401,43 +401,22 @@ class FutureCore : public FutureCoreBase {
 
   template <typename F>
   ListenerId AddListener(F&& f) {
-    using D = std::decay_t<F>;
-    if constexpr (std::is_trivially_copyable_v<D> && sizeof(D) <= 2 * sizeof(void*) &&
-                  !std::is_same_v<D, Listener>) {
-      // A small trivially copyable callable runs no code when copied: store it straight
-      // into the slot under the lock, with no intermediate Listener to move and destroy.
-      uint32_t s = Lock();
-      ListenerId id = ++next_listener_id_;
-      if (first_.id == 0) {
-        first_.id = id;
-        first_.fn = std::forward<F>(f);
-      } else {
-        if (more_ == nullptr) more_ = new std::vector<Entry>();
-        more_->push_back(Entry{id, Listener(std::forward<F>(f))});
-      }
-      return FinishAdd(s, id);
+    // Built before locking: constructing a callable may run arbitrary code.
+    Listener listener(std::forward<F>(f));
+    uint32_t s = Lock();
+    ListenerId id = ++next_listener_id_;
+    if (first_.id == 0) {
+      first_.id = id;
+      first_.fn = std::move(listener);
     } else {
-      // Built before locking: constructing a callable may run arbitrary code.
-      Listener listener(std::forward<F>(f));
-      uint32_t s = Lock();
-      ListenerId id = ++next_listener_id_;
-      if (first_.id == 0) {
-        first_.id = id;
-        first_.fn = std::move(listener);
-      } else {
-        if (more_ == nullptr) more_ = new std::vector<Entry>();
-        more_->push_back(Entry{id, std::move(listener)});
-      }
-      return FinishAdd(s, id);
+      if (more_ == nullptr) more_ = new std::vector<Entry>();
+      more_->push_back(Entry{id, std::move(listener)});
     }
-  }
-
-  // Unlocks after an add and notifies if the future is already done.
-  ListenerId FinishAdd(uint32_t s, ListenerId id) {
     Unlock(s | kHasListeners);
     // Added on this thread while it runs this future's listeners: the running notifier
     // picks it up after them.
-    if (IsDoneKind(s & kKindMask) && !IsNotifying(this)) NotifyListeners();
+    bool notify = IsDoneKind(s & kKindMask) && !IsNotifying(this);
+    if (notify) NotifyListeners();
     return id;
   }
 
