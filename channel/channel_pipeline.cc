@@ -126,9 +126,10 @@ void ChannelHandlerContext::RunOrPost(F&& fn, R&& on_rejected) {
     return;
   }
   // The task keeps the channel (and so this context) alive until it has run.
-  std::shared_ptr<Channel> keep = channel().shared_from_this();
-  auto shared = std::make_shared<std::decay_t<F>>(std::forward<F>(fn));
-  absl::Status status = executor()->Execute([keep, shared]() { (*shared)(); });
+  // A refused task is destroyed by Execute (releasing any message it carries); the
+  // caller's `on_rejected` reports it.
+  absl::Status status = executor()->Execute(
+      [keep = channel().shared_from_this(), f = std::forward<F>(fn)]() mutable { f(); });
   if (!status.ok()) on_rejected(status);
 }
 

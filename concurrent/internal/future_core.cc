@@ -91,6 +91,21 @@ void RunDeferredNotifications() {
   }
 }
 
+void PostNotification(EventExecutor* executor, void (*fn)(void*), void* arg) {
+  if (executor == nullptr) {
+    PostNotification(nullptr, absl::AnyInvocable<void()>([fn, arg] { fn(arg); }));
+    return;
+  }
+  // Two words: the task fits the callable's inline storage, so posting allocates nothing
+  // here, and a rejected task can simply be run on this thread from (fn, arg).
+  absl::Status status = executor->Execute([fn, arg] { fn(arg); });
+  if (!status.ok()) {
+    GYRE_LOG(WARNING) << "listener notification task rejected (" << status
+                      << "); notifying on the completing thread instead";
+    fn(arg);
+  }
+}
+
 void PostNotification(EventExecutor* executor, absl::AnyInvocable<void()> task) {
   if (executor == nullptr) {
     NotificationFrame& frame = tls_notification_frame;

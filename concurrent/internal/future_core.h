@@ -120,6 +120,8 @@ inline void RunNotificationInline(const void* core, F&& fn) {
 // outermost inline frame on this thread. If the executor rejects the task, logs and runs
 // it on this thread rather than losing the notification.
 void PostNotification(EventExecutor* executor, absl::AnyInvocable<void()> task);
+// As above for a plain function and argument: no allocation on the way to the executor.
+void PostNotification(EventExecutor* executor, void (*fn)(void*), void* arg);
 
 // Logs a listener that threw; never throws.
 void LogListenerException(const char* what);
@@ -527,12 +529,15 @@ class FutureCore : public FutureCoreBase {
     if (CanNotifyInline(executor_)) {
       NotifyNow();
     } else {
-      AddRef();
-      PostNotification(executor_, [this] {
-        NotifyNow();
-        Release();
-      });
+      AddRef();  // released by the task
+      PostNotification(executor_, &FutureCore::NotifyTask, this);
     }
+  }
+
+  static void NotifyTask(void* core) {
+    auto* self = static_cast<FutureCore*>(core);
+    self->NotifyNow();
+    self->Release();
   }
 
   // Runs every pending listener, unless this thread is already doing so further up the

@@ -120,8 +120,10 @@ void NioEventLoop::ProcessReady(int n) {
   for (int i = 0; i < n; ++i) {
     NioIoHandler* h = static_cast<NioIoHandler*>(ready_[i].data.ptr);
     if (h == nullptr) {
+      // A (non-semaphore) eventfd read returns and resets the whole count: one syscall.
       uint64_t count;
-      while (read(event_fd_, &count, sizeof(count)) > 0) {
+      if (read(event_fd_, &count, sizeof(count)) < 0 && errno != EAGAIN) {
+        GYRE_LOG(WARNING) << "eventfd read: " << std::strerror(errno);
       }
       continue;
     }
