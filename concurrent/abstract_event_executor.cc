@@ -1,5 +1,7 @@
 #include "gyre/concurrent/abstract_event_executor.h"
 
+#include <time.h>
+
 #include <exception>
 
 #include "gyre/concurrent/executor_snapshot.h"
@@ -26,6 +28,13 @@ void AbstractEventExecutor::SafeExecute(absl::AnyInvocable<void()>& task) {
   } catch (...) {
     GYRE_LOG(WARNING) << "A task raised a non-std exception";
   }
+}
+
+int64_t CoarseMonotonicNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  int64_t n = int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+  return n > 0 ? n : 1;
 }
 
 std::string_view ExecutorStateName(ExecutorState state) {

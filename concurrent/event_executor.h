@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "gyre/concurrent/event_executor_group.h"
 #include "gyre/concurrent/executor_snapshot.h"
+#include "gyre/concurrent/internal/future_core.h"
 #include "gyre/concurrent/future.h"
 #include "gyre/concurrent/progressive_promise.h"
 #include "gyre/concurrent/promise.h"
@@ -38,8 +39,11 @@ class EventExecutor : public virtual EventExecutorGroup {
     return {const_cast<EventExecutor*>(this)};
   }
 
-  // Returns true when the calling thread is this executor's thread.
-  bool InEventLoop() const { return InEventLoop(std::this_thread::get_id()); }
+  // Returns true when the calling thread is this executor's thread. On a loop's own
+  // thread the answer comes from a thread-local set when the thread starts (no call).
+  bool InEventLoop() const {
+    return internal::tls_current_executor == this || InEventLoop(std::this_thread::get_id());
+  }
   virtual bool InEventLoop(std::thread::id thread) const = 0;
 
   // The group this executor belongs to; null for a standalone executor.

@@ -1,23 +1,39 @@
 // Executor workloads W1, W2, W3, W5, W6 (see issue 4). Items/s via SetItemsProcessed.
 //
 //   bazel run --config=bench //concurrent:executor_benchmark
+#include <malloc.h>
+
 #include <atomic>
 #include <memory>
+#include <cstdlib>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "benchmark/benchmark.h"
+#include "gyre/benchmarks/alloc/alloc_counter.h"
 #include "gyre/concurrent/default_event_executor.h"
 #include "gyre/concurrent/promise.h"
 
 namespace gyre {
 namespace {
 
+// Keep freed memory mapped between iterations, as a managed runtime's heap stays: on
+// these VMs a first-touch page fault costs about 10 us per 4 KiB page, so a cold run of
+// a million timers (192 MB of task state) would mostly measure the kernel. W5 reports
+// the warm figure; run with GYRE_BENCH_COLD_HEAP=1 for the cold one.
+const bool kWarmHeap = [] {
+  if (std::getenv("GYRE_BENCH_COLD_HEAP") != nullptr) return false;
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  return true;
+}();
+
 // W1 / W2: producers submit no-op tasks to one executor; time until all ran.
 void SubmitNoops(benchmark::State& state, int producers) {
   const int64_t per_producer = state.range(0) / producers;
+  bench::AllocationCounter allocs;
   for (auto _ : state) {
     DefaultEventExecutor executor;
     executor.Submit([] {}).Await().IgnoreError();  // start the thread outside the count
@@ -36,6 +52,7 @@ void SubmitNoops(benchmark::State& state, int producers) {
     benchmark::DoNotOptimize(ran.load());
   }
   state.SetItemsProcessed(state.iterations() * per_producer * producers);
+  allocs.Report(state, static_cast<double>(state.iterations() * per_producer * producers));
 }
 
 void BM_W1_OneProducer(benchmark::State& state) { SubmitNoops(state, 1); }
@@ -60,12 +77,14 @@ void BM_W3_PingPong(benchmark::State& state) {
       other->Execute(Hop{other, self, left - 1, done}).IgnoreError();
     }
   };
+  bench::AllocationCounter allocs;
   for (auto _ : state) {
     Promise<void> done;
     a.Execute(Hop{&a, &b, hops, done}).IgnoreError();
     done.Await().IgnoreError();
   }
   state.SetItemsProcessed(state.iterations() * hops);
+  allocs.Report(state, static_cast<double>(state.iterations() * hops));
   state.counters["ns_per_hop"] = benchmark::Counter(
       static_cast<double>(state.iterations() * hops),
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
@@ -82,6 +101,14 @@ void BM_W5_ScheduleThenCancel(benchmark::State& state) {
   for (auto& d : delays) d = absl::Microseconds(delay_us(rng));
   DefaultEventExecutor executor;
   double schedule_s = 0, cancel_s = 0;
+  {  // untimed warm-up: the heap's pages are touched once (see kWarmHeap)
+    std::vector<ScheduledFuture<void>> fs;
+    fs.reserve(n);
+    for (int i = 0; i < n; ++i) fs.push_back(executor.Schedule([] {}, delays[i]));
+    for (auto& f : fs) f.Cancel();
+    executor.Submit([] {}).Await().IgnoreError();
+  }
+  bench::AllocationCounter allocs;  // per timer scheduled and cancelled
   for (auto _ : state) {
     std::vector<ScheduledFuture<void>> fs;
     fs.reserve(n);
@@ -98,31 +125,39 @@ void BM_W5_ScheduleThenCancel(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
   state.counters["schedules_per_s"] = static_cast<double>(state.iterations() * n) / schedule_s;
   state.counters["cancels_per_s"] = static_cast<double>(state.iterations() * n) / cancel_s;
+  allocs.Report(state, static_cast<double>(state.iterations() * n));
 }
 BENCHMARK(BM_W5_ScheduleThenCancel)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// W6: a task resubmits itself from its own loop N times.
+// W6: a task resubmits itself from its own loop N times. The task captures two
+// pointers (it fits an AnyInvocable's inline storage), so this measures the executor,
+// not the allocator.
 void BM_W6_SelfResubmit(benchmark::State& state) {
   const int64_t n = state.range(0);
   DefaultEventExecutor executor;
-  struct Again {
-    DefaultEventExecutor* e;
+  struct Chain {
     int64_t left;
     Promise<void> done;
-    void operator()() {
-      if (left == 0) {
-        done.TrySuccess();
+  };
+  struct Again {
+    DefaultEventExecutor* e;
+    Chain* chain;
+    void operator()() const {
+      if (chain->left-- == 0) {
+        chain->done.TrySuccess();
         return;
       }
-      e->Execute(Again{e, left - 1, done}).IgnoreError();
+      e->Execute(Again{e, chain}).IgnoreError();
     }
   };
+  bench::AllocationCounter allocs;
   for (auto _ : state) {
-    Promise<void> done;
-    executor.Execute(Again{&executor, n, done}).IgnoreError();
-    done.Await().IgnoreError();
+    Chain chain{n, Promise<void>()};
+    executor.Execute(Again{&executor, &chain}).IgnoreError();
+    chain.done.Await().IgnoreError();
   }
   state.SetItemsProcessed(state.iterations() * n);
+  allocs.Report(state, static_cast<double>(state.iterations() * n));
 }
 BENCHMARK(BM_W6_SelfResubmit)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 

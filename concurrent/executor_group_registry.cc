@@ -36,6 +36,16 @@ std::vector<GroupSnapshot> ExecutorGroupRegistry::Snapshots() const {
   return out;
 }
 
+std::vector<Future<void>> ExecutorGroupRegistry::TerminationFutures(
+    const std::string& name) const {
+  internal::MutexLock lock(&mu_);
+  std::vector<Future<void>> out;
+  for (auto* g : groups_) {
+    if (g->name() == name) out.push_back(g->TerminationFuture());
+  }
+  return out;
+}
+
 absl::Status ExecutorGroupRegistry::ShutdownGracefully(const std::string& name,
                                                        absl::Duration quiet_period,
                                                        absl::Duration timeout) {

@@ -20,6 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "gyre/concurrent/future.h"
 #include "gyre/concurrent/internal/mutex.h"
 
 namespace gyre {
@@ -48,6 +49,9 @@ class ExecutorGroupRegistry {
   // registry's lock: such hooks must not call the registry.
   absl::Status ShutdownGracefully(const std::string& name, absl::Duration quiet_period,
                                   absl::Duration timeout);
+  // The termination futures of the live groups named `name` (empty if none). The
+  // futures stay valid after their groups are destroyed.
+  std::vector<Future<void>> TerminationFutures(const std::string& name) const;
 
  private:
   mutable internal::Mutex mu_;

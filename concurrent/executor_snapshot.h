@@ -41,7 +41,31 @@ struct ExecutorSnapshot {
   uint64_t completed_tasks = 0;  // tasks and timer runs finished
   uint64_t rejected_tasks = 0;   // submissions refused (shut down or full)
   absl::Duration busy_time;      // time spent running tasks
+  absl::Duration uptime;         // since the thread started; zero until then
+
+  // Whether a task, a timer or (on an event loop) an I/O handler is running right now,
+  // and for how long it has been. Read from a stamp the loop publishes with a relaxed
+  // store (CLOCK_MONOTONIC_COARSE, a few ms of resolution) at the start of each batch
+  // (an I/O batch too) and before every kTaskStampEvery-th task, so the age is an upper
+  // bound: exact for the first task of a batch, otherwise
+  // at most the run time of the up to kTaskStampEvery - 1 tasks before it in the batch.
+  // A task that blocks the loop is seen without blocking the reader.
+  bool running_task = false;
+  absl::Duration running_task_age;
+
+  // Event loops only (event_loop is true): channels registered with the loop, and time
+  // spent handling I/O readiness (busy_time is then the time spent on tasks).
+  bool event_loop = false;
+  int registered_channels = 0;
+  absl::Duration io_time;
 };
+
+// How often (in tasks) a loop refreshes its running-task stamp within a batch.
+inline constexpr int kTaskStampEvery = 32;
+
+// CLOCK_MONOTONIC_COARSE in nanoseconds (always > 0): the clock of the running-task
+// stamp. Cheap (no system call), a few milliseconds of resolution.
+int64_t CoarseMonotonicNanos();
 
 }  // namespace gyre
 

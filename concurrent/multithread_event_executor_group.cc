@@ -133,6 +133,7 @@ GroupSnapshot MultithreadEventExecutorGroup::Snapshot() const {
   GroupSnapshot s;
   s.name = options_.name;
   s.chooser = chooser_kind_;
+  s.kind = std::string(GroupKind());
   s.shutting_down = IsShuttingDown();
   s.terminated = IsTerminated();
   for (auto& child : children_) s.executors.push_back(child->Snapshot());

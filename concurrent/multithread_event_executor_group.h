@@ -28,6 +28,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -48,6 +49,7 @@ namespace gyre {
 struct GroupSnapshot {
   std::string name;
   std::string chooser;  // "PowerOfTwo", "Generic" or "Custom"
+  std::string kind;     // GroupKind(): "executor", "nio", ...
   bool shutting_down = false;
   bool terminated = false;
   std::vector<ExecutorSnapshot> executors;
@@ -72,6 +74,9 @@ class MultithreadEventExecutorGroup : public AbstractEventExecutorGroup {
 
   const std::string& name() const { return options_.name; }
   GroupSnapshot Snapshot() const;
+  // What kind of group this is, for the admin service: "executor" unless a subclass
+  // says otherwise (event-loop groups name their transport, e.g. "nio").
+  virtual std::string_view GroupKind() const { return "executor"; }
 
  protected:
   explicit MultithreadEventExecutorGroup(GroupOptions options);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "gyre/benchmarks/alloc/alloc_counter.h"
 #include "gyre/concurrent/event_executor.h"
 #include "gyre/concurrent/future.h"
 #include "gyre/concurrent/internal/future_core.h"
@@ -51,6 +52,7 @@ class CallerThreadExecutor final : public EventExecutor {
 void BM_PromiseCreateListenComplete(benchmark::State& state) {
   CallerThreadExecutor executor;
   int64_t sum = 0;
+  bench::AllocationCounter allocs;
   for (auto _ : state) {
     Promise<int> p(&executor);
     p.AddListener([&sum](const Future<int>& f) { sum += *f.GetNow(); });
@@ -59,17 +61,20 @@ void BM_PromiseCreateListenComplete(benchmark::State& state) {
   benchmark::DoNotOptimize(sum);
   if (sum != state.iterations()) state.SkipWithError("a listener did not run");
   state.SetItemsProcessed(state.iterations());
+  allocs.Report(state);
 }
 BENCHMARK(BM_PromiseCreateListenComplete);
 
 void BM_PromiseCreateComplete(benchmark::State& state) {
   CallerThreadExecutor executor;
+  bench::AllocationCounter allocs;
   for (auto _ : state) {
     Promise<int> p(&executor);
     p.TrySuccess(1);
     benchmark::DoNotOptimize(p.GetNow());
   }
   state.SetItemsProcessed(state.iterations());
+  allocs.Report(state);
 }
 BENCHMARK(BM_PromiseCreateComplete);
 
@@ -128,6 +133,7 @@ BENCHMARK(BM_PromiseCrossThreadWakeup)->Arg(1)->Arg(0)->UseRealTime();
 
 void BM_ThenChain10(benchmark::State& state) {
   CallerThreadExecutor executor;
+  bench::AllocationCounter allocs;  // per chain of ten
   for (auto _ : state) {
     Promise<int> head(&executor);
     Future<int> tail = head;
@@ -136,6 +142,7 @@ void BM_ThenChain10(benchmark::State& state) {
     if (*tail.GetNow() != 10) state.SkipWithError("wrong result");
   }
   state.SetItemsProcessed(state.iterations());
+  allocs.Report(state);
 }
 BENCHMARK(BM_ThenChain10);
 

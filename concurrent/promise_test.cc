@@ -588,7 +588,7 @@ TEST(AwaitTest, CompletionRacingAwaitNeverLosesWakeupB46) {
 TEST(RaceTest, ExactlyOneCompleterWins) {
   constexpr int kThreads = 8;
   const int iterations =
-#if defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
       300;
 #else
       3000;

@@ -2,6 +2,8 @@
 
 #include "gyre/concurrent/internal/future_core.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <exception>
 #include <utility>
@@ -12,6 +14,17 @@
 namespace gyre {
 namespace {
 
+// CLOCK_MONOTONIC in nanoseconds: for stamps taken once (thread start), not per task.
+int64_t PreciseMonotonicNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+namespace {
+
 constexpr int kNotStarted = static_cast<int>(ExecutorState::kNotStarted);
 constexpr int kStarted = static_cast<int>(ExecutorState::kStarted);
 constexpr int kShuttingDown = static_cast<int>(ExecutorState::kShuttingDown);
@@ -19,6 +32,10 @@ constexpr int kShutdown = static_cast<int>(ExecutorState::kShutdown);
 constexpr int kTerminated = static_cast<int>(ExecutorState::kTerminated);
 
 int64_t RealNanos() { return Ticker::System()->Nanos(); }
+
+// Marks a cross-thread timer stack as closed (kShutdown reached).
+internal::ScheduledTask* const kClosedStack =
+    reinterpret_cast<internal::ScheduledTask*>(uintptr_t{1});
 
 absl::Status ShutDownError() {
   return absl::FailedPreconditionError("executor is shut down; task rejected");
@@ -65,6 +82,15 @@ absl::Status SingleThreadEventExecutor::LazyExecute(absl::AnyInvocable<void()> t
 
 absl::Status SingleThreadEventExecutor::Offer(absl::AnyInvocable<void()>& task, bool wake,
                                               Admission admission) {
+  // A task from the loop itself: the local ring, when that keeps the order a single
+  // queue would give (nothing from another thread visibly queued ahead of it).
+  if (internal::tls_current_executor == static_cast<const EventExecutor*>(this) &&
+      !local_closed_ && max_pending_tasks_ == 0 && queue_.NoVisibleNodes()) {
+    local_.Push(std::move(task));
+    // Relaxed single-writer statistic.
+    local_size_.store(local_.size(), std::memory_order_relaxed);
+    return absl::OkStatus();
+  }
   if (ABSL_PREDICT_FALSE(state_.load(std::memory_order_acquire) == kNotStarted)) {
     absl::Status started = EnsureStarted();
     if (!started.ok()) {
@@ -92,7 +118,7 @@ absl::Status SingleThreadEventExecutor::Offer(absl::AnyInvocable<void()>& task, 
     return absl::ResourceExhaustedError(
         absl::StrCat("executor queue is full (", max_pending_tasks_, " pending tasks)"));
   }
-  queue_.Push(new internal::TaskNode(std::move(task)));
+  queue_.Push(queue_.NewNode(std::move(task)));
   if (wake) WakeIfSleeping();
   return absl::OkStatus();
 }
@@ -139,8 +165,9 @@ void SingleThreadEventExecutor::Wakeup() {
 bool SingleThreadEventExecutor::BeginBlockingWait() {
   // seq_cst store, then the seq_cst load of the tail inside MaybeNonEmpty: the same
   // Dekker pair as Sleep(), so a producer either is seen here or sees the flag.
+  PublishSleepDeadline();
   sleeping_.store(true, std::memory_order_seq_cst);
-  if (queue_.MaybeNonEmpty()) {
+  if (HasTasks()) {
     // Relaxed: only this thread sets it true; producers may race it to false harmlessly.
     sleeping_.store(false, std::memory_order_relaxed);
     return false;
@@ -154,9 +181,9 @@ void SingleThreadEventExecutor::EndBlockingWait() {
 }
 
 int64_t SingleThreadEventExecutor::NanosUntilNextScheduledTask() const {
-  const internal::ScheduledTask* next = heap_.Peek();
-  if (next == nullptr) return INT64_MAX;
-  int64_t left = next->deadline_nanos() - NanosNow();
+  int64_t deadline = heap_.PeekDeadline();
+  if (deadline == INT64_MAX) return INT64_MAX;
+  int64_t left = deadline - NanosNow();
   return left > 0 ? left : 0;
 }
 
@@ -168,8 +195,9 @@ void SingleThreadEventExecutor::Sleep(int64_t timeout_nanos) {
   }
   // seq_cst store, then a seq_cst load of the tail: a producer that pushed before this
   // store is seen here; one that pushes after sees the flag and signals under wake_mu_.
+  PublishSleepDeadline();
   sleeping_.store(true, std::memory_order_seq_cst);
-  if (!queue_.MaybeNonEmpty()) {
+  if (!HasTasks()) {
     absl::Duration timeout =
         timeout_nanos == INT64_MAX ? absl::InfiniteDuration() : absl::Nanoseconds(timeout_nanos);
     if (!wake_pending_) wake_cv_.WaitWithTimeout(&wake_mu_, timeout);
@@ -180,12 +208,12 @@ void SingleThreadEventExecutor::Sleep(int64_t timeout_nanos) {
 }
 
 void SingleThreadEventExecutor::WaitForTasks() {
-  if (queue_.MaybeNonEmpty()) return;
+  if (HasTasks()) return;
   int64_t timeout = INT64_MAX;
-  if (internal::ScheduledTask* next = heap_.Peek()) {
+  if (int64_t deadline = heap_.PeekDeadline(); deadline != INT64_MAX) {
     int64_t now = NanosNow();
-    if (next->deadline_nanos() <= now) return;
-    timeout = next->deadline_nanos() - now;
+    if (deadline <= now) return;
+    timeout = deadline - now;
   }
   if (IsShuttingDown()) return;
   FlushAccounting();
@@ -193,24 +221,38 @@ void SingleThreadEventExecutor::WaitForTasks() {
   // request/response exchange between loops) then costs no futex round trip. Bounded,
   // so an idle loop does not burn its core.
   for (int i = 0; i < kSpinsBeforeSleep; ++i) {
-    if (queue_.MaybeNonEmpty()) return;
+    if (HasTasks()) return;
     internal::TaskQueue::CpuRelax();
   }
   Sleep(timeout);
 }
 
 absl::AnyInvocable<void()> SingleThreadEventExecutor::TakeTask() {
+  ClearTaskStamp();  // the task returned last time has finished
   for (int pass = 0; pass < 2; ++pass) {
-    if (internal::ScheduledTask* next = heap_.Peek();
-        next != nullptr && next->deadline_nanos() <= NanosNow()) {
-      return [this] { RunDueScheduled(NanosNow()); };
+    AbsorbTimers();
+    if (heap_.PeekDeadline() <= NanosNow()) {
+      return [this] {
+        StampBatchStart();
+        RunDueScheduled(NanosNow());
+      };
+    }
+    if (!local_.empty()) {
+      absl::AnyInvocable<void()> task = local_.Pop();
+      // Relaxed single-writer statistic.
+      local_size_.store(local_.size(), std::memory_order_relaxed);
+      ++completed_local_;
+      StampBatchStart();
+      return task;
     }
     if (internal::TaskNode* node = queue_.Pop()) {
+      AbsorbTimers();  // timers queued before this task: as in RunAllTasks()
       // Relaxed: as in RunAllTasks().
       pending_.fetch_sub(1, std::memory_order_relaxed);
       ++completed_local_;
       absl::AnyInvocable<void()> task = std::move(node->fn);
       node->fn = nullptr;
+      StampBatchStart();
       return task;
     }
     if (pass == 0) WaitForTasks();
@@ -219,15 +261,34 @@ absl::AnyInvocable<void()> SingleThreadEventExecutor::TakeTask() {
 }
 
 void SingleThreadEventExecutor::RunNode(internal::TaskNode* node) {
+  BeforeTask();
   AbstractEventExecutor::SafeExecute(node->fn);
   node->fn = nullptr;  // the captures die here, on the loop thread
 }
 
+size_t SingleThreadEventExecutor::RunLocal(size_t max) {
+  size_t n = 0;
+  while (n < max && !local_.empty()) {
+    // Moved out first: the task may push to (and so grow) the ring.
+    absl::AnyInvocable<void()> task = local_.Pop();
+    // Relaxed single-writer statistic.
+    local_size_.store(local_.size(), std::memory_order_relaxed);
+    BeforeTask();
+    AbstractEventExecutor::SafeExecute(task);
+    ++n;
+  }
+  return n;
+}
+
 bool SingleThreadEventExecutor::RunDueScheduled(int64_t now) {
   bool ran = false;
-  while (internal::ScheduledTask* next = heap_.Peek()) {
-    if (next->deadline_nanos() > now) break;
+  while (heap_.PeekDeadline() <= now) {
     internal::ScheduledTaskRef task = heap_.Pop();
+    if (task->IsTaskDone()) {  // cancelled from another thread; its removal is queued
+      task->DestroyBody();
+      continue;
+    }
+    BeforeTask();
     bool again = task->RunOnLoop();
     ran = true;
     ++completed_local_;
@@ -248,26 +309,42 @@ bool SingleThreadEventExecutor::RunDueScheduled(int64_t now) {
 }
 
 bool SingleThreadEventExecutor::RunAllTasks() {
-  int64_t start = RealNanos();
-  bool ran = RunDueScheduled(NanosNow());
+  const int64_t now = NanosNow();
+  const int64_t start = ticker_ == Ticker::System() ? now : RealNanos();
+  StampBatchStart();
+  AbsorbTimers();
+  bool ran = RunDueScheduled(now);
   // Count the batch out of pending_ before running it, so a running (maybe blocking)
   // task no longer occupies a slot of a bounded queue.
   // Tasks queued by the batch itself (a task resubmitting itself) join it, up to
-  // kMaxBatch, so the clock is read once per batch rather than once per task.
+  // kMaxBatch, so the clock is read once per batch rather than once per task. The
+  // local ring runs first: everything in it was queued before anything now visible in
+  // the shared queue (see Offer).
   size_t total = 0;
   while (total < kMaxBatch) {
+    total += RunLocal(kMaxBatch - total);
+    if (total >= kMaxBatch) break;
     size_t n = queue_.CountReady(kMaxBatch - total);
-    if (n == 0) break;
+    if (n == 0) {
+      if (local_.empty()) break;
+      continue;
+    }
+    // Timers scheduled or cancelled before these tasks were queued must be in the heap
+    // when they run (Schedule then Execute keeps its order, as a single queue would):
+    // CountReady's acquire loads made those pushes visible; two relaxed peeks per batch.
+    AbsorbTimers();
     // Relaxed: the count is only compared, never used to publish data.
     pending_.fetch_sub(n, std::memory_order_relaxed);
     for (size_t i = 0; i < n; ++i) RunNode(queue_.Pop());
     total += n;
   }
+  queue_.FlushRetired();
   if (total != 0) {
     completed_local_ += total;
     ran = true;
   }
   FlushAccounting();
+  ClearTaskStamp();
   if (ran) {
     last_execution_nanos_ = NanosNow();
     AddBusy(RealNanos() - start);
@@ -276,24 +353,36 @@ bool SingleThreadEventExecutor::RunAllTasks() {
 }
 
 bool SingleThreadEventExecutor::RunAllTasks(absl::Duration timeout) {
-  int64_t start = RealNanos();
-  int64_t deadline = internal::DeadlineNanos(NanosNow(), timeout);
-  bool ran = RunDueScheduled(NanosNow());
+  // One clock read serves the deadline, the due timers and (with the system ticker) the
+  // busy-time start: a loop calls this after every I/O batch.
+  const int64_t now = NanosNow();
+  const int64_t start = ticker_ == Ticker::System() ? now : RealNanos();
+  int64_t deadline = internal::DeadlineNanos(now, timeout);
+  StampBatchStart();
+  AbsorbTimers();
+  bool ran = RunDueScheduled(now);
   size_t total = 0;
   for (;;) {
+    size_t ran_local = RunLocal(64);
+    total += ran_local;
     size_t n = queue_.CountReady(64);
-    if (n == 0) break;
-    // Relaxed: as in RunAllTasks().
-    pending_.fetch_sub(n, std::memory_order_relaxed);
-    for (size_t i = 0; i < n; ++i) RunNode(queue_.Pop());
-    total += n;
+    if (n == 0 && ran_local == 0) break;
+    if (n != 0) {
+      AbsorbTimers();  // as in RunAllTasks()
+      // Relaxed: as in RunAllTasks().
+      pending_.fetch_sub(n, std::memory_order_relaxed);
+      for (size_t i = 0; i < n; ++i) RunNode(queue_.Pop());
+      total += n;
+    }
     if (NanosNow() >= deadline) break;
   }
+  queue_.FlushRetired();
   if (total != 0) {
     completed_local_ += total;
     ran = true;
   }
   FlushAccounting();
+  ClearTaskStamp();
   if (ran) {
     last_execution_nanos_ = NanosNow();
     AddBusy(RealNanos() - start);
@@ -312,7 +401,78 @@ void SingleThreadEventExecutor::AddBusy(int64_t nanos) {
                     std::memory_order_relaxed);
 }
 
+void SingleThreadEventExecutor::AbsorbTimers() {
+  // Relaxed peeks: an empty stack costs no RMW. Incoming first, so a timer cancelled
+  // before it reached the heap is dropped there.
+  if (incoming_timers_.load(std::memory_order_relaxed) != nullptr) {
+    internal::ScheduledTask* chain = incoming_timers_.load(std::memory_order_relaxed);
+    if (chain != kClosedStack) {
+      // Acquire: pairs with the pushers' release CAS (their links and fields).
+      AbsorbIncoming(incoming_timers_.exchange(nullptr, std::memory_order_acquire));
+    }
+  }
+  if (cancelled_timers_.load(std::memory_order_relaxed) != nullptr &&
+      cancelled_timers_.load(std::memory_order_relaxed) != kClosedStack) {
+    // Relaxed: a wake-up pacing counter; reset before the take so no cancellation
+    // pushed after it is forgotten by the next threshold.
+    cancelled_count_.store(0, std::memory_order_relaxed);
+    AbsorbCancelled(cancelled_timers_.exchange(nullptr, std::memory_order_acquire));
+  }
+}
+
+void SingleThreadEventExecutor::AbsorbIncoming(internal::ScheduledTask* chain) {
+  // The stack is LIFO; reverse it so timers from one thread keep their order.
+  internal::ScheduledTask* fifo = nullptr;
+  while (chain != nullptr) {
+    internal::ScheduledTask* next = chain->incoming_next;
+    chain->incoming_next = fifo;
+    fifo = chain;
+    chain = next;
+  }
+  while (fifo != nullptr) {
+    internal::ScheduledTaskRef task(fifo);
+    fifo = fifo->incoming_next;
+    task->incoming_next = nullptr;
+    if (task->IsTaskDone()) {  // cancelled before it reached the heap
+      task->DestroyBody();
+      continue;
+    }
+    heap_.Push(std::move(task));
+  }
+  PublishScheduledCount();
+}
+
+void SingleThreadEventExecutor::AbsorbCancelled(internal::ScheduledTask* chain) {
+  size_t n = 0;
+  for (internal::ScheduledTask* t = chain; t != nullptr; t = t->cancelled_next) ++n;
+  // Many at once (a mass cancellation): one O(n) rebuild beats n O(log n) removals.
+  if (n * 8 >= heap_.size()) {
+    heap_.RemoveDone();
+    n = 0;
+  }
+  while (chain != nullptr) {
+    internal::ScheduledTaskRef ref(chain);  // the canceller's reference
+    chain = chain->cancelled_next;
+    ref->cancelled_next = nullptr;
+    if (n != 0) {
+      internal::ScheduledTaskRef removed = heap_.Remove(ref.get());
+      if (removed) removed->DestroyBody();
+    }
+  }
+  PublishScheduledCount();
+}
+
+void SingleThreadEventExecutor::CloseTimerStacks() {
+  // Acquire: as in AbsorbTimers. After this, pushers see kClosedStack and back off.
+  internal::ScheduledTask* incoming = incoming_timers_.exchange(kClosedStack, std::memory_order_acquire);
+  if (incoming != kClosedStack) AbsorbIncoming(incoming);
+  internal::ScheduledTask* cancelled =
+      cancelled_timers_.exchange(kClosedStack, std::memory_order_acquire);
+  if (cancelled != kClosedStack) AbsorbCancelled(cancelled);
+}
+
 void SingleThreadEventExecutor::CancelScheduledTasks() {
+  AbsorbTimers();
   if (heap_.empty()) return;
   std::vector<internal::ScheduledTaskRef> doomed;
   doomed.reserve(heap_.size());
@@ -368,6 +528,11 @@ bool SingleThreadEventExecutor::ConfirmShutdown() {
   int64_t quiet = quiet_nanos_.load(std::memory_order_relaxed);
   bool ran_tasks = RunAllTasks();
   bool ran_hooks = RunShutdownHooks();
+  // The subclass's own shutdown work (an event loop's draining channels) holds the
+  // executor up to the timeout; it does its own waiting, so no sleep here.
+  if (in_run_ && !IsShutdown() && NanosUntilShutdownTimeout() > 0 && HasPendingShutdownWork()) {
+    return false;
+  }
   if (ran_tasks || ran_hooks) {
     if (IsShutdown() || quiet == 0) return true;
     return false;
@@ -381,6 +546,19 @@ bool SingleThreadEventExecutor::ConfirmShutdown() {
     return false;
   }
   return true;
+}
+
+int64_t SingleThreadEventExecutor::NanosUntilShutdownTimeout() const {
+  if (!IsShuttingDown()) return INT64_MAX;
+  // Relaxed: written before the state transition we acquired in IsShuttingDown().
+  int64_t limit = timeout_nanos_.load(std::memory_order_relaxed);
+  if (limit == INT64_MAX) return INT64_MAX;
+  int64_t start = shutdown_started_ ? shutdown_start_nanos_
+                                    : requested_shutdown_nanos_.load(std::memory_order_relaxed);
+  int64_t now = NanosNow();
+  if (start == 0) start = now;  // as ConfirmShutdown() will take it on its first call
+  int64_t elapsed = now - start;
+  return elapsed >= limit ? 0 : limit - elapsed;
 }
 
 Future<void> SingleThreadEventExecutor::ShutdownGracefully(absl::Duration quiet_period,
@@ -411,6 +589,10 @@ Future<void> SingleThreadEventExecutor::ShutdownGracefully(absl::Duration quiet_
     }
   }
   if (terminate_here) {
+    // No loop thread will ever run: refuse timers from now on, and cancel any that a
+    // racing Schedule pushed before the stacks closed.
+    CloseTimerStacks();
+    CancelScheduledTasks();
     RunShutdownHooks();
     state_.store(kTerminated, std::memory_order_release);
     termination_.TrySuccess();
@@ -456,7 +638,9 @@ void SingleThreadEventExecutor::ThreadMain() {
     thread_name_ = internal::CurrentThreadName();
     os_tid_ = internal::CurrentOsThreadId();
   }
+  thread_start_nanos_.store(PreciseMonotonicNanos(), std::memory_order_relaxed);
   absl::Status run_status;
+  in_run_ = true;
   try {
     Run();
   } catch (const std::exception& e) {
@@ -466,6 +650,7 @@ void SingleThreadEventExecutor::ThreadMain() {
     GYRE_LOG(ERROR) << "an executor's Run() threw a non-std exception";
     run_status = absl::InternalError("Run() threw a non-std exception");
   }
+  in_run_ = false;
   int s = state_.load(std::memory_order_acquire);
   while (s < kShuttingDown &&
          !state_.compare_exchange_weak(s, kShuttingDown, std::memory_order_acq_rel)) {
@@ -481,10 +666,15 @@ void SingleThreadEventExecutor::ThreadMain() {
   // accepted tasks are still to be taken, including ones whose push is in flight.
   FlushAccounting();
   uint64_t remaining = pending_.fetch_or(kRejectBit, std::memory_order_acq_rel) & kCountMask;
+  local_closed_ = true;  // from here on, loop submissions meet the bit too
   s = state_.load(std::memory_order_acquire);
   while (s < kShutdown &&
          !state_.compare_exchange_weak(s, kShutdown, std::memory_order_acq_rel)) {
   }
+  CloseTimerStacks();
+  // The local ring first: it holds tasks queued before any now in the shared queue.
+  StampBatchStart();
+  completed_local_ += RunLocal(SIZE_MAX);
   while (remaining > 0) {
     internal::TaskNode* node = queue_.Pop();
     if (node == nullptr) {
@@ -496,7 +686,9 @@ void SingleThreadEventExecutor::ThreadMain() {
     --remaining;
     ++completed_local_;
   }
+  queue_.FlushRetired();
   FlushAccounting();
+  ClearTaskStamp();
   RunShutdownHooks();
   CancelScheduledTasks();
   try {
@@ -506,7 +698,7 @@ void SingleThreadEventExecutor::ThreadMain() {
   } catch (...) {
     GYRE_LOG(ERROR) << "an executor's Cleanup() threw a non-std exception";
   }
-  if (queue_.MaybeNonEmpty()) {
+  if (queue_.MaybeNonEmpty() || !local_.empty()) {
     GYRE_LOG(WARNING) << "an executor terminated with a non-empty task queue";
   }
   state_.store(kTerminated, std::memory_order_release);
@@ -518,27 +710,51 @@ void SingleThreadEventExecutor::ThreadMain() {
 }
 
 absl::Status SingleThreadEventExecutor::ScheduleTask(internal::ScheduledTaskRef& task) {
-  if (InEventLoop()) {
-    if (IsShutdown()) return ShutDownError();
+  if (internal::tls_current_executor == static_cast<const EventExecutor*>(this)) {
+    if (IsShutdown()) {
+      rejected_.fetch_add(1, std::memory_order_relaxed);
+      return ShutDownError();
+    }
     task->set_host(this);
     heap_.Push(std::move(task));
     PublishScheduledCount();
     return absl::OkStatus();
   }
-  task->set_host(this);
-  absl::AnyInvocable<void()> add = [this, t = std::move(task)]() mutable {
-    if (t->IsTaskDone()) {  // cancelled before it reached the heap
-      t->DestroyBody();
-      return;
+  if (ABSL_PREDICT_FALSE(state_.load(std::memory_order_acquire) == kNotStarted)) {
+    absl::Status started = EnsureStarted();
+    if (!started.ok()) {
+      rejected_.fetch_add(1, std::memory_order_relaxed);
+      return started;
     }
-    heap_.Push(std::move(t));
-    PublishScheduledCount();
-  };
-  return Offer(add, /*wake=*/true, Admission::kNoHandler);  // refused: `add` drops the ref
+  }
+  task->set_host(this);
+  internal::ScheduledTask* t = task.get();
+  const int64_t deadline = t->deadline_nanos();
+  internal::ScheduledTask* head = incoming_timers_.load(std::memory_order_relaxed);
+  do {
+    if (head == kClosedStack) {
+      t->set_host(nullptr);
+      // Relaxed: a statistic.
+      rejected_.fetch_add(1, std::memory_order_relaxed);
+      return ShutDownError();  // `task` keeps (and drops) the executor's reference
+    }
+    t->incoming_next = head;
+    // seq_cst on success: the Dekker pair with the loop's sleeping_ store (see Sleep);
+    // it also releases the task's fields to the loop's acquire exchange.
+  } while (!incoming_timers_.compare_exchange_weak(head, t, std::memory_order_seq_cst,
+                                                   std::memory_order_relaxed));
+  task.release();  // the stack owns the executor's reference now
+  // Wake the loop only if it sleeps past this deadline. Relaxed deadline load: ordered
+  // after the seq_cst load of sleeping_ that saw the loop's announcement.
+  if (sleeping_.load(std::memory_order_seq_cst) &&
+      deadline < sleep_deadline_nanos_.load(std::memory_order_relaxed)) {
+    WakeIfSleeping();
+  }
+  return absl::OkStatus();
 }
 
 void SingleThreadEventExecutor::OnScheduledTaskCancelled(internal::ScheduledTask* task) {
-  if (InEventLoop()) {
+  if (internal::tls_current_executor == static_cast<const EventExecutor*>(this)) {
     internal::ScheduledTaskRef removed = heap_.Remove(task);
     if (removed) {
       removed->DestroyBody();
@@ -546,21 +762,28 @@ void SingleThreadEventExecutor::OnScheduledTaskCancelled(internal::ScheduledTask
     }
     return;
   }
-  task->Ref();
-  absl::AnyInvocable<void()> remove = [this, t = internal::ScheduledTaskRef(task)]() mutable {
-    internal::ScheduledTaskRef removed = heap_.Remove(t.get());
-    if (removed) {
-      removed->DestroyBody();
-      PublishScheduledCount();
+  task->Ref();  // the stack's reference
+  internal::ScheduledTask* head = cancelled_timers_.load(std::memory_order_relaxed);
+  do {
+    if (head == kClosedStack) {  // terminated: the heap was cleared already
+      task->Unref();
+      return;
     }
-  };
-  // Not waking the loop: a cancelled timer has nothing to do but be freed. Refused
-  // (shut down): termination cancels the heap anyway.
-  Offer(remove, /*wake=*/false, Admission::kInternal).IgnoreError();
+    task->cancelled_next = head;
+    // Release: the loop's acquire exchange sees the link.
+  } while (!cancelled_timers_.compare_exchange_weak(head, task, std::memory_order_release,
+                                                    std::memory_order_relaxed));
+  // Not waking the loop for each: a cancelled timer has nothing to do but be freed. Once
+  // kCancelWakeBatch of them wait, a sleeping loop is woken (and a loop about to sleep
+  // sees the count in HasTasks()). seq_cst: that Dekker pair with sleeping_.
+  if (cancelled_count_.fetch_add(1, std::memory_order_seq_cst) + 1 == kCancelWakeBatch) {
+    WakeIfSleeping();
+  }
 }
 
 size_t SingleThreadEventExecutor::PendingTasks() const {
-  return static_cast<size_t>(pending_.load(std::memory_order_relaxed) & kCountMask);
+  return static_cast<size_t>(pending_.load(std::memory_order_relaxed) & kCountMask) +
+         local_size_.load(std::memory_order_relaxed);
 }
 
 size_t SingleThreadEventExecutor::ScheduledTaskCount() const {
@@ -580,6 +803,19 @@ ExecutorSnapshot SingleThreadEventExecutor::Snapshot() const {
   s.completed_tasks = completed_.load(std::memory_order_relaxed);
   s.rejected_tasks = rejected_.load(std::memory_order_relaxed);
   s.busy_time = absl::Nanoseconds(busy_nanos_.load(std::memory_order_relaxed));
+  // Relaxed: statistics. The stamp is read last so its age is measured from now.
+  int64_t started = thread_start_nanos_.load(std::memory_order_relaxed);
+  int64_t task_started = task_started_nanos_.load(std::memory_order_relaxed);
+  int64_t now = CoarseMonotonicNanos();
+  // Uptime on the precise clock (the coarse one can show no time passed for
+  // milliseconds); the running-task stamp is coarse, so its age is too.
+  if (started != 0) {
+    s.uptime = absl::Nanoseconds(std::max<int64_t>(1, PreciseMonotonicNanos() - started));
+  }
+  if (task_started != 0) {
+    s.running_task = true;
+    s.running_task_age = absl::Nanoseconds(std::max<int64_t>(0, now - task_started));
+  }
   return s;
 }
 

@@ -33,10 +33,22 @@
 // Non-guarantees: no fairness between producers; no bound on the delay of a task behind
 // a long-running one.
 //
-// The task queue is an MPSC linked queue: a producer pays one atomic add (admission and
-// the pending count), one exchange (the push) and, only when the loop may be asleep, a
-// mutex and a signal. The loop is woken only when it may be sleeping, and never misses a
-// wake-up (a Dekker pair on the tail pointer and the sleeping flag).
+// The task queue is an MPSC linked queue with recycled nodes: a producer pays one atomic
+// add (admission and the pending count), one exchange (the push) and, only when the loop
+// may be asleep, a mutex and a signal. The loop is woken only when it may be sleeping,
+// and never misses a wake-up (a Dekker pair on the tail pointer and the sleeping flag).
+// A task the loop submits to itself goes to a loop-local ring instead (no atomics), as
+// long as no task from another thread is visibly queued: the order of tasks that
+// happen-before one another is the order they run in, exactly as with a single queue.
+//
+// Timers: one scheduled on the loop goes straight into the heap; one scheduled from
+// another thread is pushed on a lock-free stack that the loop moves into the heap on its
+// next pass, and wakes the loop only if it sleeps past the new deadline. Cancelling on
+// the loop removes the timer from the heap at once; cancelling from another thread
+// pushes it on a second stack that the loop drains on its next pass (removing one by
+// one, or rebuilding the heap in O(n) when many were cancelled), and wakes the loop
+// once kCancelWakeBatch cancellations are waiting, so at most kCancelWakeBatch - 1
+// cancelled timers ever wait for the loop's next wake-up to be freed.
 //
 // Thread safety: public methods are thread-safe. The protected loop helpers (marked
 // "Loop thread only") must be called from Run(), on the loop thread.
@@ -63,6 +75,7 @@
 #include "gyre/concurrent/executor_options.h"
 #include "gyre/concurrent/executor_snapshot.h"
 #include "gyre/concurrent/future.h"
+#include "gyre/concurrent/internal/local_task_ring.h"
 #include "gyre/concurrent/internal/mpsc_queue.h"
 #include "gyre/concurrent/internal/mutex.h"
 #include "gyre/concurrent/internal/scheduled_task.h"
@@ -150,8 +163,14 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // As RunAllTasks, but stops once `timeout` has passed (checked every 64 tasks).
   bool RunAllTasks(absl::Duration timeout);
 
-  // Loop thread only. True if a task is queued (or being queued).
-  bool HasTasks() const { return queue_.MaybeNonEmpty(); }
+  // Loop thread only. True if a task is queued (or being queued), or a timer scheduled
+  // from another thread waits to enter the heap.
+  bool HasTasks() const {
+    // seq_cst loads: the loop's half of the Dekker pairs with producers (see Sleep).
+    return !local_.empty() || queue_.MaybeNonEmpty() ||
+           incoming_timers_.load(std::memory_order_seq_cst) != nullptr ||
+           cancelled_count_.load(std::memory_order_seq_cst) >= kCancelWakeBatch;
+  }
 
   // Loop thread only. Returns false unless shutting down. Otherwise cancels timers, runs
   // tasks and hooks, and returns true once the executor may stop: a quiet period with
@@ -159,6 +178,20 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // When it returns false it may have slept (until a task, a clock jump or the end of
   // the quiet period).
   bool ConfirmShutdown();
+
+  // Loop thread only. Asked by ConfirmShutdown() while Run() is running, shutting down
+  // (not yet kShutdown) and the graceful-shutdown timeout has not elapsed, after it ran
+  // tasks and hooks: true keeps the executor from finishing (ConfirmShutdown() returns
+  // false at once, without sleeping: the subclass waits on its own primitive, bounded
+  // by NanosUntilShutdownTimeout()). Once the timeout elapses it is no longer asked.
+  // An event loop returns true while its channels still drain queued writes.
+  virtual bool HasPendingShutdownWork() { return false; }
+
+  // Loop thread only. While shutting down, ticker nanoseconds left until the
+  // graceful-shutdown timeout elapses (measured from the ShutdownGracefully call, as
+  // ConfirmShutdown() does): 0 once it has, INT64_MAX for an infinite timeout or when
+  // not shutting down.
+  int64_t NanosUntilShutdownTimeout() const;
 
   // Wakes the loop if it is sleeping, or makes its next sleep return at once.
   void Wakeup();
@@ -191,12 +224,20 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // Now on this executor's ticker.
   int64_t NanosNow() const { return ticker_->Nanos(); }
 
+  // Loop thread only. Bracket work a subclass does outside tasks (an event loop's I/O
+  // handlers): from BeginLoopWork() to EndLoopWork() Snapshot() reports a running task,
+  // so a handler that blocks the loop is seen (and reported stalled) like a task would be.
+  void BeginLoopWork() { StampBatchStart(); }
+  void EndLoopWork() { ClearTaskStamp(); }
+
  private:
   static constexpr uint64_t kRejectBit = uint64_t{1} << 63;
   static constexpr uint64_t kCountMask = kRejectBit - 1;
   static constexpr size_t kMaxBatch = 1024;
   // Tens of microseconds of polling (a pause each) before a loop goes to sleep.
   static constexpr int kSpinsBeforeSleep = 2000;
+  // Cross-thread cancellations that wake a sleeping loop to free them.
+  static constexpr uint32_t kCancelWakeBatch = 1024;
 
   enum class Admission { kNormal, kNoHandler, kInternal };
   // Admits and queues `task` (moved from only on success).
@@ -206,6 +247,18 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   void WakeIfSleeping();
   void Sleep(int64_t timeout_nanos);
   void RunNode(internal::TaskNode* node);
+  size_t RunLocal(size_t max);
+  // Moves timers scheduled or cancelled from other threads into (out of) the heap.
+  void AbsorbTimers();
+  // Closes the cross-thread timer stacks (kShutdown): later pushes are refused.
+  void CloseTimerStacks();
+  void AbsorbIncoming(internal::ScheduledTask* chain);
+  void AbsorbCancelled(internal::ScheduledTask* chain);
+  // Publishes the latest the loop will sleep until, before it announces sleeping.
+  void PublishSleepDeadline() {
+    // Relaxed: read after the seq_cst load of sleeping_ that follows our seq_cst store.
+    sleep_deadline_nanos_.store(heap_.PeekDeadline(), std::memory_order_relaxed);
+  }
   bool RunDueScheduled(int64_t now);
   void CancelScheduledTasks();
   bool RunShutdownHooks();
@@ -215,6 +268,20 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
     scheduled_count_.store(heap_.size(), std::memory_order_relaxed);
   }
   void AddBusy(int64_t nanos);
+  // The running-task stamp (see ExecutorSnapshot::running_task_age). Loop thread only.
+  void StampBatchStart() {
+    stamp_countdown_ = kTaskStampEvery;
+    // Relaxed single-writer statistic.
+    task_started_nanos_.store(CoarseMonotonicNanos(), std::memory_order_relaxed);
+  }
+  void BeforeTask() {
+    // The batch stamp covers its first task; then one refresh every kTaskStampEvery.
+    if (ABSL_PREDICT_FALSE(--stamp_countdown_ < 0)) {
+      stamp_countdown_ = kTaskStampEvery - 1;
+      task_started_nanos_.store(CoarseMonotonicNanos(), std::memory_order_relaxed);
+    }
+  }
+  void ClearTaskStamp() { task_started_nanos_.store(0, std::memory_order_relaxed); }
 
   // Ticker::Observer
   void OnTimeAdvanced() override { Wakeup(); }
@@ -232,6 +299,19 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // loop sets the bit it knows exactly how many accepted tasks are still to come.
   alignas(64) std::atomic<uint64_t> pending_{0};
   internal::TaskQueue queue_;
+  // Loop-confined: tasks the loop submitted to itself (see the class comment).
+  internal::LocalTaskRing local_;
+  // local_.size() for PendingTasks(); single writer, relaxed.
+  std::atomic<size_t> local_size_{0};
+  // Loop-confined: set with kRejectBit; loop submissions then take the checked path.
+  bool local_closed_ = false;
+
+  // Timers from other threads (see the class comment); kClosedStack once shut down.
+  alignas(64) std::atomic<internal::ScheduledTask*> incoming_timers_{nullptr};
+  alignas(64) std::atomic<internal::ScheduledTask*> cancelled_timers_{nullptr};
+  std::atomic<uint32_t> cancelled_count_{0};
+  // The latest the loop sleeps until while sleeping_ is set (ticker nanos).
+  std::atomic<int64_t> sleep_deadline_nanos_{INT64_MAX};
 
   // The loop thread's id, once it started. Relaxed loads suffice: a thread only ever
   // compares against its own id, which it stored itself if it is the loop.
@@ -266,11 +346,19 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   int64_t shutdown_start_nanos_ = 0;
   bool shutdown_started_ = false;
   bool confirm_shutdown_called_ = false;
+  // True while Run() runs (HasPendingShutdownWork() is asked only then).
+  bool in_run_ = false;
 
   // Statistics, single writer (the loop) and relaxed: snapshots need no ordering.
   std::atomic<uint64_t> completed_{0};
   std::atomic<int64_t> busy_nanos_{0};
   std::atomic<size_t> scheduled_count_{0};
+  // CoarseMonotonicNanos() when the running task (or its stamp chunk) started; 0: idle.
+  std::atomic<int64_t> task_started_nanos_{0};
+  // Loop-confined: tasks left before BeforeTask() refreshes the stamp.
+  int stamp_countdown_ = 0;
+  // CLOCK_MONOTONIC nanoseconds when the thread started; 0 before. Written once.
+  std::atomic<int64_t> thread_start_nanos_{0};
   // Relaxed: a statistic, bumped by any rejecting thread.
   std::atomic<uint64_t> rejected_{0};
 

@@ -342,7 +342,7 @@ TEST(SingleThreadEventExecutorTest, SnapshotCountsTasks) {
   ASSERT_TRUE(executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(1)).Await().ok());
   s = executor.Snapshot();
   EXPECT_EQ(s.state, ExecutorState::kTerminated);
-  EXPECT_GE(s.completed_tasks, 12u);  // 10 tasks, the timer insertion, the barrier
+  EXPECT_GE(s.completed_tasks, 11u);  // 10 tasks and the barrier (timers enter directly)
   EXPECT_EQ(s.pending_tasks, 0u);
   EXPECT_EQ(s.scheduled_tasks, 0u);
   EXPECT_TRUE(timer.IsCancelled());
@@ -669,6 +669,168 @@ TEST(SubclassTest, TakeTaskHandsOutTasksAndDueTimers) {
   ASSERT_TRUE(runs.WaitFor(3));
   ASSERT_TRUE(timer.Await().ok());
   ASSERT_TRUE(executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(5)).Await().ok());
+}
+
+// Loop submissions take the loop-local ring, but never overtake a task from another
+// thread whose queueing happened before theirs: the order is a single FIFO's.
+TEST(LocalQueueTest, LoopSubmissionDoesNotOvertakeAnEarlierForeignTask) {
+  DefaultEventExecutor executor;
+  Barrier(executor);
+  std::vector<std::string> order;  // loop-confined
+  std::atomic<bool> foreign_queued{false};
+  Latch done;
+  ASSERT_TRUE(executor
+                  .Execute([&] {
+                    // Hold the loop until another thread has queued A.
+                    while (!foreign_queued.load(std::memory_order_acquire)) {
+                      std::this_thread::yield();
+                    }
+                    // Queued after A (A happened-before this), so it must run after A.
+                    executor.Execute([&] { order.push_back("B"); }).IgnoreError();
+                    executor.Execute([&] {
+                      order.push_back("C");
+                      done.Open();
+                    }).IgnoreError();
+                  })
+                  .ok());
+  std::thread foreign([&] {
+    ASSERT_TRUE(executor.Execute([&] { order.push_back("A"); }).ok());
+    foreign_queued.store(true, std::memory_order_release);
+  });
+  foreign.join();
+  ASSERT_TRUE(done.Wait());
+  EXPECT_EQ(order, (std::vector<std::string>{"A", "B", "C"}));
+}
+
+// A chain of loop submissions runs in order, interleaved with foreign tasks, and each
+// counts as pending until it runs.
+TEST(LocalQueueTest, LoopSubmissionsRunInOrderAndCountAsPending) {
+  DefaultEventExecutor executor;
+  std::vector<int> order;  // loop-confined
+  size_t pending_seen = 0;
+  auto f = executor.Submit([&] {
+    for (int i = 0; i < 1000; ++i) {
+      executor.Execute([&order, i] { order.push_back(i); }).IgnoreError();
+    }
+    pending_seen = executor.PendingTasks();
+  });
+  ASSERT_TRUE(f.Await().ok());
+  Barrier(executor);
+  EXPECT_GE(pending_seen, 1000u);
+  ASSERT_EQ(order.size(), 1000u);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(order[i], i);
+  EXPECT_EQ(executor.PendingTasks(), 0u);
+}
+
+// A loop whose Cleanup() (run in kShutdown, after the drain) tries to queue a task.
+class SubmitsInCleanup final : public SingleThreadEventExecutor {
+ public:
+  SubmitsInCleanup() : SingleThreadEventExecutor(nullptr, ExecutorOptions()) {}
+  ~SubmitsInCleanup() override { ShutdownAndJoin(); }
+  std::atomic<int> cleanup_status{-1};
+
+ protected:
+  void Run() override {
+    for (;;) {
+      WaitForTasks();
+      RunAllTasks();
+      if (ConfirmShutdown()) break;
+    }
+  }
+  void Cleanup() override {
+    cleanup_status = static_cast<int>(Execute([] {}).code());
+  }
+};
+
+// Tasks the loop queued for itself before kShutdown run during the drain; one queued
+// after it is refused with the shutdown status, exactly as a foreign one.
+TEST(LocalQueueTest, ShutdownDrainsLoopSubmissionsThenRejectsThem) {
+  SubmitsInCleanup executor;
+  std::atomic<int> ran{0};
+  Latch queued;
+  ASSERT_TRUE(executor
+                  .Execute([&] {
+                    for (int i = 0; i < 100; ++i) {
+                      executor.Execute([&] { ran.fetch_add(1); }).IgnoreError();
+                    }
+                    // Still inside this task: the 100 wait in the loop's ring.
+                    executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(5));
+                    queued.Open();
+                  })
+                  .ok());
+  ASSERT_TRUE(queued.Wait());
+  ASSERT_TRUE(executor.TerminationFuture().AwaitFor(absl::Seconds(30)));
+  EXPECT_EQ(ran.load(), 100);
+  EXPECT_EQ(executor.cleanup_status.load(), static_cast<int>(absl::StatusCode::kFailedPrecondition));
+}
+
+// A timer scheduled from another thread with an earlier deadline than the one the loop
+// sleeps for wakes it (virtual time: the loop would otherwise sleep an hour for real).
+TEST(ScheduledTaskTest, EarlierForeignTimerWakesASleepingLoop) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  auto late = executor.Schedule([] {}, absl::Hours(1));
+  Barrier(executor);  // the loop now sleeps until the hour is up
+  auto now = executor.Schedule([] { return 7; }, absl::ZeroDuration());
+  ASSERT_TRUE(now.AwaitFor(absl::Seconds(30)));
+  EXPECT_EQ(*now.GetNow(), 7);
+  EXPECT_FALSE(late.IsDone());
+}
+
+// Cross-thread cancellations free their timers without any other task or timer waking
+// the loop: once 1024 (kCancelWakeBatch) wait, they wake it, so fewer than that are ever
+// left waiting for the loop's next wake-up.
+TEST(ScheduledTaskTest, MassForeignCancelFreesTimersWithoutAnotherWakeup) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  auto token = std::make_shared<int>(0);
+  std::vector<ScheduledFuture<void>> fs;
+  for (int i = 0; i < 4096; ++i) fs.push_back(executor.Schedule([token] {}, absl::Hours(1)));
+  Barrier(executor);
+  ASSERT_EQ(executor.ScheduledTaskCount(), 4096u);
+  for (auto& f : fs) ASSERT_TRUE(f.Cancel());
+  // No barrier, no clock movement: only the cancellations themselves wake the loop.
+  absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (executor.ScheduledTaskCount() >= 1024 && absl::Now() < give_up) {
+    std::this_thread::yield();
+  }
+  EXPECT_LT(executor.ScheduledTaskCount(), 1024u);
+  Barrier(executor);  // a wake-up frees the rest
+  EXPECT_EQ(executor.ScheduledTaskCount(), 0u);
+  EXPECT_EQ(token.use_count(), 1);  // every body destroyed
+}
+
+// Timers scheduled from many threads while others cancel them: each runs or is
+// cancelled exactly once, and nothing stays in the heap.
+TEST(ScheduledTaskTest, ConcurrentForeignScheduleAndCancel) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  std::atomic<int> ran{0};
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 2000;
+  std::vector<std::vector<ScheduledFuture<void>>> fs(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        fs[t].push_back(executor.Schedule([&] { ran.fetch_add(1); }, absl::Seconds(1 + i % 7)));
+        if (i % 2 == 1) fs[t][i - 1].Cancel();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ticker.Advance(absl::Seconds(10));
+  int cancelled = 0;
+  for (auto& v : fs) {
+    for (auto& f : v) {
+      ASSERT_TRUE(f.AwaitFor(absl::Seconds(30)));
+      if (f.IsCancelled()) ++cancelled;
+    }
+  }
+  EXPECT_EQ(cancelled, kThreads * kPerThread / 2);
+  EXPECT_EQ(ran.load(), kThreads * kPerThread / 2);
+  Barrier(executor);
+  EXPECT_EQ(executor.ScheduledTaskCount(), 0u);
 }
 
 TEST(LifetimeTest, DestructorShutsDownAndJoins) {

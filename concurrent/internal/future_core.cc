@@ -23,54 +23,10 @@ DeferredQueue* Deferred(NotificationFrame& frame) {
   return static_cast<DeferredQueue*>(frame.deferred);
 }
 
-// Returns this thread's cached blocks to the allocator when it exits.
-struct CoreCacheFlusher {
-  ~CoreCacheFlusher() {
-    CoreCache& cache = tls_core_cache;
-    cache.exiting = true;
-    for (int c = 0; c < kCoreClasses; ++c) {
-      while (cache.head[c] != nullptr) {
-        FreeCoreBlock* b = cache.head[c];
-        cache.head[c] = b->next;
-        ::operator delete(b);
-      }
-      cache.count[c] = 0;
-    }
-  }
-};
-
 }  // namespace
 
 void SetAwaitSpinForTesting(absl::Duration spin) {
   await_spin_ns.store(absl::ToInt64Nanoseconds(spin), std::memory_order_relaxed);
-}
-
-void RegisterCoreCacheFlush() {
-  static thread_local CoreCacheFlusher flusher;
-  (void)flusher;
-  tls_core_cache.flush_registered = true;
-}
-
-void* AllocateCoreSlow(size_t size) {
-#if GYRE_CORE_CACHE
-  if (size <= kCoreClassBytes * kCoreClasses) {
-    // Allocate the whole class so the block can serve any state of that class later.
-    return ::operator new(((size - 1) / kCoreClassBytes + 1) * kCoreClassBytes);
-  }
-#endif
-  return ::operator new(size);
-}
-
-void FreeCoreSlow(void* p, size_t size) noexcept {
-#if GYRE_CORE_CACHE
-  CoreCache& cache = tls_core_cache;
-  if (size <= kCoreClassBytes * kCoreClasses && !cache.flush_registered && !cache.exiting) {
-    RegisterCoreCacheFlush();
-    FreeCore(p, size);
-    return;
-  }
-#endif
-  ::operator delete(p);
 }
 
 bool IsOnExecutorThread(EventExecutor* executor) {

@@ -30,8 +30,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <new>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -42,6 +44,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "gyre/concurrent/internal/small_block.h"
 
 namespace gyre {
 
@@ -132,77 +135,6 @@ absl::Status CancelledCause();
 // The blocking-operation error returned by Await on the future's own executor thread.
 absl::Status BlockingOperationError();
 
-// Memory for future states: a small per-thread cache of freed blocks in front of the
-// allocator (promises are created and destroyed at a high rate; most are small). Blocks
-// may be freed on another thread than the one that allocated them. Under sanitizers the
-// cache is off, so that every use after free is still caught.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define GYRE_CORE_CACHE 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define GYRE_CORE_CACHE 0
-#endif
-#endif
-#ifndef GYRE_CORE_CACHE
-#define GYRE_CORE_CACHE 1
-#endif
-
-// Size classes of 64 bytes up to 256; larger states go straight to the allocator.
-inline constexpr size_t kCoreClassBytes = 64;
-inline constexpr int kCoreClasses = 4;
-inline constexpr uint32_t kMaxCachedPerClass = 256;
-
-struct FreeCoreBlock {
-  FreeCoreBlock* next;
-};
-
-// Plain data, so it can be used at any point of thread exit (it is never destroyed);
-// RegisterCoreCacheFlush makes the thread return its blocks to the allocator at exit.
-struct CoreCache {
-  FreeCoreBlock* head[kCoreClasses];
-  uint32_t count[kCoreClasses];
-  bool flush_registered;
-  bool exiting;
-};
-inline thread_local CoreCache tls_core_cache{};
-
-void* AllocateCoreSlow(size_t size);
-void FreeCoreSlow(void* p, size_t size) noexcept;
-void RegisterCoreCacheFlush();
-
-inline void* AllocateCore(size_t size) {
-#if GYRE_CORE_CACHE
-  if (size <= kCoreClassBytes * kCoreClasses) {
-    const int c = static_cast<int>((size - 1) / kCoreClassBytes);
-    CoreCache& cache = tls_core_cache;
-    if (FreeCoreBlock* b = cache.head[c]) {
-      cache.head[c] = b->next;
-      --cache.count[c];
-      return b;
-    }
-  }
-#endif
-  return AllocateCoreSlow(size);
-}
-
-inline void FreeCore(void* p, size_t size) noexcept {
-#if GYRE_CORE_CACHE
-  if (size <= kCoreClassBytes * kCoreClasses) {
-    const int c = static_cast<int>((size - 1) / kCoreClassBytes);
-    CoreCache& cache = tls_core_cache;
-    if (cache.count[c] < kMaxCachedPerClass && cache.flush_registered && !cache.exiting) {
-      auto* b = static_cast<FreeCoreBlock*>(p);
-      b->next = cache.head[c];
-      cache.head[c] = b;
-      ++cache.count[c];
-      return;
-    }
-  }
-#endif
-  FreeCoreSlow(p, size);
-}
-
 // Sets how long Await spins (checking for completion) before it sleeps; default 20 us,
 // zero to sleep at once. For benchmarks and tests.
 void SetAwaitSpinForTesting(absl::Duration spin);
@@ -233,9 +165,9 @@ class FutureCoreBase {
   explicit FutureCoreBase(EventExecutor* executor) : executor_(executor) {}
   FutureCoreBase(const FutureCoreBase&) = delete;
 
-  static void* operator new(size_t size) { return AllocateCore(size); }
+  static void* operator new(size_t size) { return AllocateSmallBlock(size); }
   // Sized: with the virtual destructor, `size` is the size of the most derived type.
-  static void operator delete(void* p, size_t size) noexcept { FreeCore(p, size); }
+  static void operator delete(void* p, size_t size) noexcept { FreeSmallBlock(p, size); }
   FutureCoreBase& operator=(const FutureCoreBase&) = delete;
 
   void AddRef() {
@@ -403,17 +335,39 @@ class FutureCore : public FutureCoreBase {
 
   template <typename F>
   ListenerId AddListener(F&& f) {
+    using Fn = std::decay_t<F>;
+    if constexpr (FitsTrivialSlot<Fn>()) {
+      // A small trivially copyable callable (a lambda capturing pointers or references)
+      // is copied as bytes into the first slot: no type-erasure manager, no user code
+      // under the lock, and taking or destroying it later is a memcpy or nothing.
+      Fn copy(std::forward<F>(f));
+      uint32_t s = Lock();
+      if (ABSL_PREDICT_TRUE(first_.id == 0)) {
+        ListenerId id = ++next_listener_id_;
+        first_.id = id;
+        std::memcpy(first_.bytes, static_cast<const void*>(&copy), sizeof(Fn));
+        first_.invoke = &InvokeTrivial<Fn>;
+        return FinishAdd(s, id);
+      }
+      Unlock(s);
+    }
     // Built before locking: constructing a callable may run arbitrary code.
     Listener listener(std::forward<F>(f));
     uint32_t s = Lock();
     ListenerId id = ++next_listener_id_;
     if (first_.id == 0) {
       first_.id = id;
-      first_.fn = std::move(listener);
+      first_.invoke = nullptr;
+      first_.fn.emplace(std::move(listener));
     } else {
       if (more_ == nullptr) more_ = new std::vector<Entry>();
       more_->push_back(Entry{id, std::move(listener)});
     }
+    return FinishAdd(s, id);
+  }
+
+  // Publishes an added listener (unlocking) and notifies it if the future is done.
+  ListenerId FinishAdd(uint32_t s, ListenerId id) {
     Unlock(s | kHasListeners);
     // Added on this thread while it runs this future's listeners: the running notifier
     // picks it up after them.
@@ -428,7 +382,9 @@ class FutureCore : public FutureCoreBase {
     uint32_t s = Lock();
     bool found = false;
     if (first_.id == id) {
-      doomed = std::move(first_.fn);
+      if (first_.fn.has_value()) doomed = std::move(*first_.fn);
+      first_.fn.reset();
+      first_.invoke = nullptr;
       first_.id = 0;
       found = true;
     } else if (more_ != nullptr) {
@@ -469,9 +425,33 @@ class FutureCore : public FutureCoreBase {
     Listener fn;
   };
 
+  static constexpr size_t kTrivialSlotBytes = 2 * sizeof(void*);
+
+  template <typename Fn>
+  static constexpr bool FitsTrivialSlot() {
+    return std::is_trivially_copyable_v<Fn> && sizeof(Fn) <= kTrivialSlotBytes &&
+           alignof(Fn) <= alignof(void*) && !std::is_same_v<Fn, Listener> &&
+           std::is_invocable_v<Fn&, const Future<T>&>;
+  }
+
+  template <typename Fn>
+  static void InvokeTrivial(void* bytes, const Future<T>& self) {
+    // The bytes were copied from an Fn, which is trivially copyable: they are one.
+    (*std::launder(reinterpret_cast<Fn*>(bytes)))(self);
+  }
+
+  // The first listener: either a small trivially copyable callable held as bytes
+  // (`invoke` set), or a type-erased one in `fn`. Copying the bytes form is a memcpy.
+  struct FirstSlot {
+    ListenerId id = 0;  // 0: empty
+    void (*invoke)(void* bytes, const Future<T>& self) = nullptr;
+    alignas(void*) unsigned char bytes[kTrivialSlotBytes];
+    std::optional<Listener> fn;
+  };
+
   // Listeners moved out of the core under the lock, run after unlocking.
   struct Taken {
-    Entry first;
+    FirstSlot first;
     std::vector<Entry>* more = nullptr;
   };
 
@@ -482,7 +462,13 @@ class FutureCore : public FutureCoreBase {
   void TakeLocked(Taken& taken) {
     if (first_.id != 0) {
       taken.first.id = std::exchange(first_.id, 0);
-      taken.first.fn = std::move(first_.fn);
+      if (first_.invoke != nullptr) {
+        taken.first.invoke = std::exchange(first_.invoke, nullptr);
+        std::memcpy(taken.first.bytes, first_.bytes, kTrivialSlotBytes);
+      } else {
+        taken.first.fn.emplace(std::move(*first_.fn));
+        first_.fn.reset();
+      }
     }
     if (more_ != nullptr && !more_->empty()) taken.more = std::exchange(more_, nullptr);
   }
@@ -560,9 +546,10 @@ class FutureCore : public FutureCoreBase {
     }
   }
 
-  void RunOne(const Future<T>& self, Entry& e) {
+  template <typename Call>
+  static void RunGuarded(Call&& call) {
     try {
-      e.fn(self);
+      call();
     } catch (const std::exception& ex) {
       LogListenerException(ex.what());
     } catch (...) {
@@ -574,12 +561,17 @@ class FutureCore : public FutureCoreBase {
     // The listener sees a non-owning handle: no reference count traffic per listener.
     Future<T> self(this, NoRefTag{});
     if (taken.first.id != 0) {
-      RunOne(self, taken.first);
-      taken.first.fn = nullptr;  // destroyed here, after running
+      FirstSlot& first = taken.first;
+      if (first.invoke != nullptr) {
+        RunGuarded([&] { first.invoke(first.bytes, self); });
+      } else {
+        RunGuarded([&] { (*first.fn)(self); });
+        first.fn.reset();  // destroyed here, after running
+      }
     }
     if (taken.more != nullptr) {
       for (Entry& e : *taken.more) {
-        RunOne(self, e);
+        RunGuarded([&] { e.fn(self); });
         e.fn = nullptr;
       }
       delete taken.more;
@@ -587,7 +579,7 @@ class FutureCore : public FutureCoreBase {
     self.ReleaseWithoutUnref();
   }
 
-  Entry first_;                        // guarded by the lock bit
+  FirstSlot first_;                    // guarded by the lock bit
   std::vector<Entry>* more_ = nullptr;  // guarded by the lock bit; owned
   alignas(Stored) unsigned char storage_[sizeof(Stored)];
 };

@@ -1,14 +1,27 @@
-// A multi-producer single-consumer task queue (Vyukov's linked queue with a stub node).
+// A multi-producer single-consumer task queue (Vyukov's linked queue with a stub node)
+// whose nodes are recycled instead of freed.
 //
 //   TaskQueue q;
-//   q.Push(new TaskNode(std::move(task)));        // any thread, lock-free, wait-free
+//   q.Push(q.NewNode(std::move(task)));            // any thread, lock-free
 //   TaskNode* n = q.Pop();                         // consumer thread only
+//   ... run n->fn, clear it ...
+//   q.FlushRetired();                              // consumer, at the end of a batch
 //
 // Push is one atomic exchange and one release store. Pop never blocks; it returns null
 // when empty, and also in the short window where a producer has swapped the tail but
 // not linked its node yet (MaybeNonEmpty() is then true: the consumer must not sleep).
 //
-// Thread safety: Push from any thread; Pop / Empty / destruction on the consumer only.
+// Node recycling: a node is allocated on a producer thread and retired on the consumer
+// thread, so plain new/delete would be a cross-thread free per task. Instead the
+// consumer collects retired nodes into chains and hands whole chains back through a
+// per-queue free stack (one CAS per chain); a producer that runs out takes the whole
+// stack at once (one exchange: no ABA, since only the consumer pushes) into a small
+// per-thread cache, freed when the thread exits. The stack keeps about kMaxFreeNodes
+// nodes at most and a thread's cache at most what it took from one stack, so recycled
+// memory is bounded; beyond that, retired nodes are freed.
+//
+// Thread safety: NewNode/Push from any thread; Pop / Retire / FlushRetired / Empty /
+// destruction on the consumer only.
 // Ownership: the queue owns queued nodes; Pop hands one to the caller, and keeps the
 // previous one as the new stub (Pop's returned node stays valid until the next Pop).
 #ifndef GYRE_CONCURRENT_INTERNAL_MPSC_QUEUE_H_
@@ -16,6 +29,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "absl/functional/any_invocable.h"
@@ -25,23 +39,48 @@ namespace internal {
 
 struct TaskNode {
   TaskNode() = default;
-  explicit TaskNode(absl::AnyInvocable<void()> f) : fn(std::move(f)) {}
   std::atomic<TaskNode*> next{nullptr};
   absl::AnyInvocable<void()> fn;
 };
 
+// This thread's cache of free nodes (taken from some queue's free stack). Plain data so
+// it is usable at any point of thread exit; NodeCacheRelease frees it when the thread
+// exits (registered on first refill).
+struct NodeCache {
+  TaskNode* head = nullptr;
+  bool flush_registered = false;
+  bool exiting = false;  // the flush ran: take nothing more (it would leak)
+};
+inline thread_local NodeCache tls_node_cache{};
+void RegisterNodeCacheFlush();
+
 class TaskQueue {
  public:
+  static constexpr uint32_t kMaxFreeNodes = 1024;
+  static constexpr uint32_t kRetireChain = 64;
+
   TaskQueue() : head_(new TaskNode()), tail_(head_) {}
   TaskQueue(const TaskQueue&) = delete;
   TaskQueue& operator=(const TaskQueue&) = delete;
   ~TaskQueue() {
-    TaskNode* n = head_;
-    while (n != nullptr) {
-      TaskNode* next = n->next.load(std::memory_order_relaxed);
-      delete n;
-      n = next;
+    FreeChain(head_);
+    FreeChain(retired_head_);
+    FreeChain(free_.load(std::memory_order_acquire));
+  }
+
+  // A node holding `fn`, recycled when possible. Any thread.
+  TaskNode* NewNode(absl::AnyInvocable<void()>&& fn) {
+    NodeCache& cache = tls_node_cache;
+    TaskNode* node = cache.head;
+    if (node == nullptr) node = Refill(cache);
+    if (node != nullptr) {
+      cache.head = node->next.load(std::memory_order_relaxed);
+      node->next.store(nullptr, std::memory_order_relaxed);
+    } else {
+      node = new TaskNode();
     }
+    node->fn = std::move(fn);
+    return node;
   }
 
   void Push(TaskNode* node) {
@@ -53,14 +92,14 @@ class TaskQueue {
   }
 
   // Returns the next node, whose `fn` the caller runs and clears, or null. The returned
-  // node becomes the stub; the previous stub is freed.
+  // node becomes the stub; the previous stub is retired.
   TaskNode* Pop() {
     TaskNode* head = head_;
     // Acquire: pairs with Push's release store.
     TaskNode* next = head->next.load(std::memory_order_acquire);
     if (next == nullptr) return nullptr;
     head_ = next;
-    delete head;
+    Retire(head);
     return next;
   }
 
@@ -77,12 +116,21 @@ class TaskQueue {
     return n;
   }
 
+  // Hands the retired nodes back to producers. Consumer only; call after a batch.
+  void FlushRetired() {
+    if (retired_head_ != nullptr) PublishRetired();
+  }
+
   // A spin-wait hint to the CPU.
   static void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
   }
+
+  // True if no completed push is visible after the stub (a push may be in flight).
+  // Consumer only; one load.
+  bool NoVisibleNodes() const { return head_->next.load(std::memory_order_acquire) == nullptr; }
 
   // True if a node is linked, or being linked, after the stub.
   bool MaybeNonEmpty() const {
@@ -92,8 +140,61 @@ class TaskQueue {
   }
 
  private:
-  TaskNode* head_;                     // consumer only
+  static void FreeChain(TaskNode* n) {
+    while (n != nullptr) {
+      TaskNode* next = n->next.load(std::memory_order_relaxed);
+      delete n;
+      n = next;
+    }
+  }
+
+  void Retire(TaskNode* node) {
+    // The caller already cleared fn (the captures died on the loop thread).
+    node->next.store(retired_head_, std::memory_order_relaxed);
+    if (retired_head_ == nullptr) retired_tail_ = node;
+    retired_head_ = node;
+    if (++retired_count_ >= kRetireChain) PublishRetired();
+  }
+
+  void PublishRetired() {
+    TaskNode* first = retired_head_;
+    TaskNode* last = retired_tail_;
+    uint32_t n = retired_count_;
+    retired_head_ = retired_tail_ = nullptr;
+    retired_count_ = 0;
+    // Relaxed: a bound on recycled memory, approximate by design (a take racing this
+    // push lets the stack hold one chain more than the bound, once).
+    if (free_nodes_.load(std::memory_order_relaxed) + n > kMaxFreeNodes) {
+      FreeChain(first);  // producers are not keeping up with recycling: free instead
+      return;
+    }
+    TaskNode* top = free_.load(std::memory_order_relaxed);
+    do {
+      last->next.store(top, std::memory_order_relaxed);
+      // Release: a producer's acquire exchange sees the chain's links and cleared fns.
+    } while (!free_.compare_exchange_weak(top, first, std::memory_order_release,
+                                          std::memory_order_relaxed));
+    free_nodes_.fetch_add(n, std::memory_order_relaxed);
+  }
+
+  TaskNode* Refill(NodeCache& cache) {
+    // Relaxed peek first: an empty stack costs no RMW.
+    if (free_.load(std::memory_order_relaxed) == nullptr || cache.exiting) return nullptr;
+    // Acquire: pairs with PublishRetired's release CAS.
+    TaskNode* chain = free_.exchange(nullptr, std::memory_order_acquire);
+    free_nodes_.store(0, std::memory_order_relaxed);
+    if (chain != nullptr && !cache.flush_registered) RegisterNodeCacheFlush();
+    return chain;
+  }
+
+  TaskNode* head_;  // consumer only
+  // Consumer only: retired nodes not yet handed back.
+  TaskNode* retired_head_ = nullptr;
+  TaskNode* retired_tail_ = nullptr;
+  uint32_t retired_count_ = 0;
   alignas(64) std::atomic<TaskNode*> tail_;
+  alignas(64) std::atomic<TaskNode*> free_{nullptr};
+  std::atomic<uint32_t> free_nodes_{0};
 };
 
 }  // namespace internal

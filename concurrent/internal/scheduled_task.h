@@ -77,8 +77,12 @@ class ScheduledTask {
   }
 
   // Loop-confined heap bookkeeping.
-  uint64_t seq = 0;
   int64_t heap_index = -1;
+  // Links of the executor's lock-free stacks of timers scheduled, and of timers
+  // cancelled, from other threads: written by the pushing thread before its release
+  // CAS, read by the loop after its acquire exchange.
+  ScheduledTask* incoming_next = nullptr;
+  ScheduledTask* cancelled_next = nullptr;
 
  protected:
   ~ScheduledTask() = default;
@@ -184,7 +188,8 @@ class ScheduledTaskRef {
 };
 
 // The loop's timer heap: a binary min-heap on (deadline, seq) whose elements know their
-// index, so removal is O(log n). Holds one reference per element.
+// index, so removal is O(log n). The keys live in the heap array itself, so sifting
+// compares without touching the tasks. Holds one reference per element.
 //
 // Thread safety: loop-confined.
 class ScheduledTaskHeap {
@@ -194,30 +199,41 @@ class ScheduledTaskHeap {
   ScheduledTaskHeap& operator=(const ScheduledTaskHeap&) = delete;
   ~ScheduledTaskHeap();
 
-  // Adopts `task`'s reference; assigns its tie-break sequence number.
+  // Adopts `task`'s reference; assigns its tie-break sequence number. The task's
+  // deadline must not change while it is in the heap.
   void Push(ScheduledTaskRef task);
   // The earliest task, or null.
-  ScheduledTask* Peek() const { return heap_.empty() ? nullptr : heap_[0]; }
+  ScheduledTask* Peek() const { return heap_.empty() ? nullptr : heap_[0].task; }
+  // The earliest deadline; INT64_MAX when empty.
+  int64_t PeekDeadline() const { return heap_.empty() ? INT64_MAX : heap_[0].deadline; }
   // Removes the earliest task (the caller gets its reference).
   ScheduledTaskRef Pop();
   // Removes `task` if it is in the heap; returns its reference (empty if not there).
   ScheduledTaskRef Remove(ScheduledTask* task);
+  // Removes every task for which IsTaskDone() (cancelled ones), destroying its body and
+  // dropping the heap's reference, in O(n). Returns how many were removed.
+  size_t RemoveDone();
   size_t size() const { return heap_.size(); }
   bool empty() const { return heap_.empty(); }
 
  private:
-  static bool Less(const ScheduledTask* a, const ScheduledTask* b) {
-    if (a->deadline_nanos() != b->deadline_nanos()) return a->deadline_nanos() < b->deadline_nanos();
-    return a->seq < b->seq;
+  struct Entry {
+    int64_t deadline;
+    uint64_t seq;
+    ScheduledTask* task;
+  };
+  static bool Less(const Entry& a, const Entry& b) {
+    if (a.deadline != b.deadline) return a.deadline < b.deadline;
+    return a.seq < b.seq;
   }
   void SiftUp(size_t i);
   void SiftDown(size_t i);
-  void Place(size_t i, ScheduledTask* t) {
-    heap_[i] = t;
-    t->heap_index = static_cast<int64_t>(i);
+  void Place(size_t i, const Entry& e) {
+    heap_[i] = e;
+    e.task->heap_index = static_cast<int64_t>(i);
   }
 
-  std::vector<ScheduledTask*> heap_;
+  std::vector<Entry> heap_;
   uint64_t next_seq_ = 0;
 };
 

@@ -1,0 +1,57 @@
+#include "gyre/concurrent/internal/small_block.h"
+
+#include <new>
+
+namespace gyre {
+namespace internal {
+namespace {
+
+// Returns this thread's cached blocks to the allocator when it exits.
+struct SmallBlockCacheFlusher {
+  ~SmallBlockCacheFlusher() {
+    SmallBlockCache& cache = tls_small_block_cache;
+    cache.exiting = true;
+    for (int c = 0; c < kSmallBlockClasses; ++c) {
+      while (cache.head[c] != nullptr) {
+        SmallBlockLink* b = cache.head[c];
+        cache.head[c] = b->next;
+        ::operator delete(b);
+      }
+      cache.count[c] = 0;
+    }
+  }
+};
+
+}  // namespace
+
+void RegisterSmallBlockCacheFlush() {
+  static thread_local SmallBlockCacheFlusher flusher;
+  (void)flusher;
+  tls_small_block_cache.flush_registered = true;
+}
+
+void* AllocateSmallBlockSlow(size_t size) {
+#if GYRE_SMALL_BLOCK_CACHE
+  if (size <= kSmallBlockClassBytes * kSmallBlockClasses) {
+    // Allocate the whole class so the block can serve any object of that class later.
+    return ::operator new(((size - 1) / kSmallBlockClassBytes + 1) * kSmallBlockClassBytes);
+  }
+#endif
+  return ::operator new(size);
+}
+
+void FreeSmallBlockSlow(void* p, size_t size) noexcept {
+#if GYRE_SMALL_BLOCK_CACHE
+  SmallBlockCache& cache = tls_small_block_cache;
+  if (size <= kSmallBlockClassBytes * kSmallBlockClasses && !cache.flush_registered &&
+      !cache.exiting) {
+    RegisterSmallBlockCacheFlush();
+    FreeSmallBlock(p, size);
+    return;
+  }
+#endif
+  ::operator delete(p);
+}
+
+}  // namespace internal
+}  // namespace gyre

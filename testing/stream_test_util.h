@@ -1,0 +1,91 @@
+// Helpers for tests that push a long, checkable byte stream through a real socket and
+// count the process's file descriptors:
+//
+//   ByteBuf chunk = testing::StreamChunk(offset, n);     // bytes offset..offset+n-1
+//   testing::PeerRead r = testing::ReadStreamUntilEnd(fd);
+//   EXPECT_EQ(r.bytes, total); EXPECT_EQ(r.first_bad, UINT64_MAX); EXPECT_EQ(r.last, 0);
+//   EXPECT_EQ(testing::OpenFdCount(), before);
+//
+// Thread safety: stateless functions. Ownership: the caller owns every fd it passes.
+#ifndef GYRE_TESTING_STREAM_TEST_UTIL_H_
+#define GYRE_TESTING_STREAM_TEST_UTIL_H_
+
+#include <dirent.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gyre/channel/byte_buf.h"
+#include "gyre/channel/byte_buf_allocator.h"
+#include "gyre/concurrent/internal/log.h"
+
+namespace gyre {
+namespace testing {
+
+// The byte at `offset` of the test stream: position-dependent, so a lost, repeated or
+// reordered byte shows at its offset.
+inline char StreamByte(uint64_t offset) {
+  return static_cast<char>((offset ^ (offset >> 9) ^ (offset >> 17)) & 0xff);
+}
+
+// The stream's bytes offset .. offset + n - 1 in a pooled buffer.
+inline ByteBuf StreamChunk(uint64_t offset, size_t n) {
+  std::string bytes(n, '\0');
+  for (size_t i = 0; i < n; ++i) bytes[i] = StreamByte(offset + i);
+  absl::StatusOr<ByteBuf> b = PooledByteBufAllocator::Default()->CopiedBuffer(bytes);
+  GYRE_CHECK(b.ok()) << b.status();
+  return *std::move(b);
+}
+
+// What a blocking reader saw of the stream.
+struct PeerRead {
+  uint64_t bytes = 0;                // stream bytes received
+  uint64_t first_bad = UINT64_MAX;   // offset of the first wrong byte, if any
+  ssize_t last = 0;                  // the final recv's result: 0 for EOF, -1 for an error
+  int last_errno = 0;                // its errno when -1
+};
+
+// Reads `fd` (blocking) until EOF or an error, checking every byte against the stream.
+inline PeerRead ReadStreamUntilEnd(int fd) {
+  PeerRead r;
+  std::vector<char> buf(64 * 1024);
+  for (;;) {
+    ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      r.last = n;
+      r.last_errno = n < 0 ? errno : 0;
+      return r;
+    }
+    for (ssize_t i = 0; i < n && r.first_bad == UINT64_MAX; ++i) {
+      if (buf[i] != StreamByte(r.bytes + static_cast<uint64_t>(i))) {
+        r.first_bad = r.bytes + static_cast<uint64_t>(i);
+      }
+    }
+    r.bytes += static_cast<uint64_t>(n);
+  }
+}
+
+// The number of open file descriptors of this process (entries of /proc/self/fd, not
+// counting the one used to read the directory). -1 if /proc is unavailable.
+inline int OpenFdCount() {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  int n = 0;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  closedir(dir);
+  return n - 1;
+}
+
+}  // namespace testing
+}  // namespace gyre
+
+#endif  // GYRE_TESTING_STREAM_TEST_UTIL_H_
