@@ -245,6 +245,11 @@ absl::string_view ByteBuf::ReadableView() const {
                            v_->writer - v_->reader);
 }
 
+absl::Span<uint8_t> ByteBuf::WritableSpan() const {
+  if (v_ == nullptr || !Alive() || v_->writer >= Capacity()) return {};
+  return absl::Span<uint8_t>(Data() + v_->writer, Capacity() - v_->writer);
+}
+
 size_t ByteBuf::ReadableIovecs(absl::Span<iovec> out) const {
   absl::string_view view = ReadableView();
   if (view.empty() || out.empty()) return 0;

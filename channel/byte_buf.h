@@ -226,6 +226,11 @@ class ByteBuf {
   // Fills `out` with iovecs covering the readable bytes (for writev) and returns how
   // many it used: 0 when nothing is readable (or released), else 1 for a ByteBuf.
   size_t ReadableIovecs(absl::Span<iovec> out) const;
+  // The writable region [writer_index(), capacity()) as raw memory, for a transport
+  // that reads straight into the buffer and then advances the writer index with
+  // SetWriterIndex. Valid until the buffer grows or is released; empty for an empty
+  // handle or a released buffer.
+  absl::Span<uint8_t> WritableSpan() const;
   // The readable bytes as a string (a copy); empty if released.
   std::string ToString() const { return std::string(ReadableView()); }
 

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "benchmark/benchmark.h"
+#include "gyre/benchmarks/alloc/alloc_counter.h"
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/byte_buf_allocator.h"
 
@@ -14,6 +15,7 @@ namespace {
 constexpr char kPayload[64] = "0123456789abcdef0123456789abcdef0123456789abcdef012345678901234";
 
 void AllocWriteRelease(benchmark::State& state, ByteBufAllocator* alloc) {
+  bench::AllocationCounter allocs;
   for (auto _ : state) {
     absl::StatusOr<ByteBuf> buf = alloc->Buffer(64);
     if (!buf.ok() || !buf->WriteBytes(absl::string_view(kPayload, 64)).ok()) {
@@ -23,6 +25,8 @@ void AllocWriteRelease(benchmark::State& state, ByteBufAllocator* alloc) {
     benchmark::DoNotOptimize(buf->ReadableView().data());
   }
   state.SetBytesProcessed(state.iterations() * 64);
+  // With Threads(n), every thread's allocations are in the shared total: divide by all.
+  allocs.Report(state, static_cast<double>(state.iterations() * state.threads()));
 }
 
 void BM_AllocWrite64Release_Pooled(benchmark::State& state) {
@@ -123,10 +127,12 @@ BENCHMARK(BM_RawArrayWriteU32);
 void BM_SliceAndRelease(benchmark::State& state) {
   absl::StatusOr<ByteBuf> buf = PooledByteBufAllocator::Default()->Buffer(256);
   (void)buf->WriteZero(256);
+  bench::AllocationCounter allocs;
   for (auto _ : state) {
     absl::StatusOr<ByteBuf> slice = buf->RetainedSlice(16, 64);
     benchmark::DoNotOptimize(slice->ReadableView().data());
   }
+  allocs.Report(state);
 }
 BENCHMARK(BM_SliceAndRelease);
 

@@ -22,6 +22,7 @@ absl::Status ChannelConfig::SetValue(const ChannelOptionSetting& setting) {
     case ChannelOptionId::kSoReuseaddr:
     case ChannelOptionId::kSoKeepalive:
     case ChannelOptionId::kAutoRead:
+    case ChannelOptionId::kAllowHalfClosure:
       if (!std::holds_alternative<bool>(v)) return Invalid(setting, "needs a bool");
       break;
     case ChannelOptionId::kSoRcvbuf:
@@ -80,6 +81,9 @@ absl::Status ChannelConfig::SetValue(const ChannelOptionSetting& setting) {
         break;
       case ChannelOptionId::kWriteBufferLowWaterMark:
         low_water_.store(*as_int(), std::memory_order_relaxed);
+        break;
+      case ChannelOptionId::kAllowHalfClosure:
+        allow_half_closure_.store(std::get<bool>(v), std::memory_order_relaxed);
         break;
       case ChannelOptionId::kMaxMessagesPerRead:
         max_messages_per_read_.store(*as_int(), std::memory_order_relaxed);

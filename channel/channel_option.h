@@ -43,6 +43,7 @@ enum class ChannelOptionId {
   kWriteBufferHighWaterMark,
   kWriteBufferLowWaterMark,
   kMaxMessagesPerRead,
+  kAllowHalfClosure,
 };
 
 template <typename T>
@@ -69,6 +70,10 @@ struct ChannelOption {
       ChannelOptionId::kWriteBufferLowWaterMark, "WRITE_BUFFER_LOW_WATER_MARK"};
   static constexpr ChannelOptionKey<int> kMaxMessagesPerRead{ChannelOptionId::kMaxMessagesPerRead,
                                                              "MAX_MESSAGES_PER_READ"};
+  // On a peer's FIN: false (the default) closes the channel; true keeps it open for
+  // writing and fires ChannelInputShutdownEvent (gyre/channel/channel_events.h).
+  static constexpr ChannelOptionKey<bool> kAllowHalfClosure{ChannelOptionId::kAllowHalfClosure,
+                                                            "ALLOW_HALF_CLOSURE"};
 };
 
 using ChannelOptionValue = std::variant<bool, int, absl::Duration>;
@@ -108,6 +113,7 @@ class ChannelConfig {
   int64_t high_water_mark() const { return high_water_.load(std::memory_order_relaxed); }
   int64_t low_water_mark() const { return low_water_.load(std::memory_order_relaxed); }
   int max_messages_per_read() const { return max_messages_per_read_.load(std::memory_order_relaxed); }
+  bool allow_half_closure() const { return allow_half_closure_.load(std::memory_order_relaxed); }
   absl::Duration connect_timeout() const;
 
   // The transport installs this to apply socket options (called after validation, with
@@ -133,6 +139,7 @@ class ChannelConfig {
   std::atomic<int64_t> high_water_{kDefaultHighWaterMark};
   std::atomic<int64_t> low_water_{kDefaultLowWaterMark};
   std::atomic<int> max_messages_per_read_{16};
+  std::atomic<bool> allow_half_closure_{false};
   std::atomic<int64_t> connect_timeout_ms_{30000};
 };
 

@@ -6,7 +6,8 @@
 //
 // Values whose type is nothrow-movable and at most kInlineSize bytes (a buffer handle, a
 // small struct, a std::string) live inline: moving a Message then costs a few words and
-// no allocation. Larger values are boxed on the heap once, when the Message is made.
+// no allocation. Larger values are boxed on the heap once, when the Message is made (from
+// a per-thread cache of small blocks: no call to the allocator in the steady state).
 // The type test compares one pointer (no RTTI).
 //
 // Thread safety: thread-compatible (one owner at a time, like the value it holds).
@@ -20,6 +21,8 @@
 #include <optional>
 #include <type_traits>
 #include <utility>
+
+#include "gyre/concurrent/internal/small_block.h"
 
 namespace gyre {
 
@@ -139,7 +142,11 @@ class Message {
     static void Move(Message* from, Message* to) {
       ::new (static_cast<void*>(to->storage_)) T*(Box(from));
     }
-    static void Destroy(Message* m) { delete Box(m); }
+    static void Destroy(Message* m) {
+      T* value = Box(m);
+      value->~T();
+      internal::FreeSmallBlock(value, sizeof(T));
+    }
     static constexpr Ops kOps{&internal::kMessageTypeTag<T>, &Address, &Move, &Destroy};
   };
 
@@ -149,7 +156,17 @@ class Message {
       ::new (static_cast<void*>(storage_)) D(std::forward<T>(value));
       ops_ = &InlineOps<D>::kOps;
     } else {
-      ::new (static_cast<void*>(storage_)) D*(new D(std::forward<T>(value)));
+      static_assert(alignof(D) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                    "over-aligned message types are not supported");
+      void* block = internal::AllocateSmallBlock(sizeof(D));
+      D* boxed;
+      try {
+        boxed = ::new (block) D(std::forward<T>(value));
+      } catch (...) {
+        internal::FreeSmallBlock(block, sizeof(D));
+        throw;
+      }
+      ::new (static_cast<void*>(storage_)) D*(boxed);
       ops_ = &BoxedOps<D>::kOps;
     }
   }

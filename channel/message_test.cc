@@ -2,6 +2,8 @@
 
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -69,6 +71,49 @@ TEST(MessageTest, DestroysExactlyOnce) {
   r.Reset();
   EXPECT_EQ(Counted::live, 0);
   EXPECT_TRUE(r.empty());
+}
+
+// Boxed values come from a per-thread block cache; a box freed on another thread than
+// the one that made it joins that thread's cache. Values stay intact, each is destroyed
+// once, and boxes of every size class (and beyond the largest) are handled.
+struct Huge {
+  char bytes[1000];
+  int tag;
+};
+
+TEST(MessageTest, BoxesMadeOnOneThreadAndFreedOnAnother) {
+  constexpr int kRounds = 2000;
+  std::vector<Message> made;
+  made.reserve(3 * kRounds);
+  for (int i = 0; i < kRounds; ++i) {
+    Big b{};
+    b.tag = i;
+    made.emplace_back(b);
+    Huge h{};
+    h.tag = -i;
+    made.emplace_back(h);
+    made.emplace_back(std::make_pair(Counted(i), std::string(40, 'x')));
+  }
+  EXPECT_EQ(Counted::live, kRounds);
+  std::thread other([&made] {
+    for (size_t i = 0; i < made.size(); i += 3) {
+      const int round = static_cast<int>(i / 3);
+      ASSERT_EQ(made[i].Get<Big>()->tag, round);
+      ASSERT_EQ(made[i + 1].Get<Huge>()->tag, -round);
+      made[i].Reset();
+      made[i + 1].Reset();
+      made[i + 2].Reset();
+    }
+    // Reuse this thread's cached blocks.
+    for (int i = 0; i < kRounds; ++i) {
+      Big b{};
+      b.tag = i;
+      Message m = b;
+      ASSERT_EQ(m.Get<Big>()->tag, i);
+    }
+  });
+  other.join();
+  EXPECT_EQ(Counted::live, 0);
 }
 
 TEST(MessageTest, TypeNameForDiagnostics) {

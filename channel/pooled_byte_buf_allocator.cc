@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "gyre/channel/byte_buf_allocator.h"
 #include "gyre/concurrent/internal/log.h"
@@ -206,25 +208,37 @@ struct ThreadCaches;
 // once set, this thread uses the shared arena only.
 thread_local bool tls_caches_gone = false;
 
+// The arena and cache this thread used last: plain (trivially destructible) thread
+// locals, so the common lookup is two loads with no thread-local init guard.
+thread_local PoolArena* tls_last_arena = nullptr;
+thread_local ThreadCache* tls_last_cache = nullptr;
+
 struct ThreadCaches {
   ~ThreadCaches() {
     tls_caches_gone = true;
-    last_arena = nullptr;
+    tls_last_arena = nullptr;
+    tls_last_cache = nullptr;
     caches.clear();
   }
-  PoolArena* last_arena = nullptr;
-  ThreadCache* last_cache = nullptr;
   std::vector<std::unique_ptr<ThreadCache>> caches;
 };
 
 thread_local ThreadCaches tls_caches;
 
+ThreadCache* CacheForSlow(const std::shared_ptr<PoolArena>& arena);
+
 // The calling thread's cache for `arena`, created on first use; null when thread
 // caches are off, the thread is exiting, or there is no memory for one.
-ThreadCache* CacheFor(const std::shared_ptr<PoolArena>& arena) {
+inline ThreadCache* CacheFor(const std::shared_ptr<PoolArena>& arena) {
+  // The memo is set only to a cache that exists (so caching is on for that arena) and is
+  // cleared when the thread's caches go or the arena's cache is dropped.
+  if (ABSL_PREDICT_TRUE(tls_last_arena == arena.get())) return tls_last_cache;
+  return CacheForSlow(arena);
+}
+
+ABSL_ATTRIBUTE_NOINLINE ThreadCache* CacheForSlow(const std::shared_ptr<PoolArena>& arena) {
   if (arena->cached_classes() == 0 || tls_caches_gone) return nullptr;
   ThreadCaches& tls = tls_caches;
-  if (tls.last_arena == arena.get()) return tls.last_cache;
   ThreadCache* found = nullptr;
   for (auto& cache : tls.caches) {
     if (cache->arena == arena) found = cache.get();
@@ -239,19 +253,19 @@ ThreadCache* CacheFor(const std::shared_ptr<PoolArena>& arena) {
     tls.caches.back().reset(cache);
     found = cache;
   }
-  tls.last_arena = arena.get();
-  tls.last_cache = found;
+  tls_last_arena = arena.get();
+  tls_last_cache = found;
   return found;
 }
 
 // Hands the calling thread's cache for `arena` back to it (Trim, destruction).
 void DropCacheFor(PoolArena* arena) {
   if (tls_caches_gone) return;
-  ThreadCaches& tls = tls_caches;
-  if (tls.last_arena == arena) {
-    tls.last_arena = nullptr;
-    tls.last_cache = nullptr;
+  if (tls_last_arena == arena) {
+    tls_last_arena = nullptr;
+    tls_last_cache = nullptr;
   }
+  ThreadCaches& tls = tls_caches;
   for (auto it = tls.caches.begin(); it != tls.caches.end(); ++it) {
     if ((*it)->arena.get() == arena) {
       tls.caches.erase(it);

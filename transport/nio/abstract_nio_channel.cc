@@ -28,7 +28,7 @@ AbstractNioChannel::AbstractNioChannel(Channel* parent, int fd) : Channel(parent
       return;
     }
     std::shared_ptr<Channel> self = shared_from_this();
-    RunOnLoop([this, self] { RemoveInterest(EPOLLIN); }, nullptr);
+    RunOnLoop([this, self] { RemoveInterest(EPOLLIN | EPOLLRDHUP); }, nullptr);
   });
 }
 
@@ -122,6 +122,7 @@ void AbstractNioChannel::FinishRegister(ChannelPromise promise) {
   set_event_loop(nio);
   set_registered(true);
   nio->AddChannel(shared_from_this());
+  applied_interest_ = kNoInterestApplied;
   ApplyInterest();
   pipeline().InvokeHandlerAddedIfNeeded();
   promise.TrySuccess();
@@ -138,6 +139,7 @@ void AbstractNioChannel::DoDeregister(ChannelPromise promise) {
           return;
         }
         if (fd_ >= 0) loop->RemoveFd(fd_);
+        applied_interest_ = kNoInterestApplied;
         set_registered(false);
         promise.TrySuccess();
         pipeline().FireChannelUnregistered();
@@ -161,8 +163,15 @@ void AbstractNioChannel::RemoveInterest(uint32_t events) {
 void AbstractNioChannel::ApplyInterest() {
   NioEventLoop* loop = nio_loop();
   if (loop == nullptr || fd_ < 0 || !IsOpen() || !IsRegistered()) return;
+  if (interest_ == applied_interest_) return;
   absl::Status s = loop->SetInterest(fd_, interest_, this);
+  applied_interest_ = s.ok() ? interest_ : kNoInterestApplied;
   if (!s.ok()) pipeline().FireExceptionCaught(s);
+}
+
+bool AbstractNioChannel::BeginShutdownDrain() {
+  unsafe().Close(ChannelPromise(nio_loop()));
+  return false;
 }
 
 bool AbstractNioChannel::CloseCommon() {
@@ -170,6 +179,7 @@ bool AbstractNioChannel::CloseCommon() {
   bool was_active = IsActive();
   NioEventLoop* loop = nio_loop();
   if (loop != nullptr && fd_ >= 0) loop->RemoveFd(fd_);
+  applied_interest_ = kNoInterestApplied;
   // Release: see IsOpen().
   open_.store(false, std::memory_order_release);
   SetActive(false);

@@ -46,6 +46,14 @@ class AbstractNioChannel : public Channel, protected NioIoHandler {
   NioEventLoop* nio_loop() const { return nio_loop_.load(std::memory_order_acquire); }
 
  protected:
+  friend class NioEventLoop;
+
+  // Loop thread only; called by the loop once when its graceful shutdown begins.
+  // Either closes the channel now and returns false, or starts draining: the channel
+  // then closes itself once its queued writes are written (or fail), and returns true.
+  // This default (server channels) closes at once.
+  virtual bool BeginShutdownDrain();
+
   // `fd` may be -1 (the socket is made on bind/connect).
   AbstractNioChannel(Channel* parent, int fd);
 
@@ -84,8 +92,15 @@ class AbstractNioChannel : public Channel, protected NioIoHandler {
  private:
   void ApplyInterest();
 
+  // No interest set is known to be registered with the loop (before registration, after
+  // the fd was removed from it).
+  static constexpr uint32_t kNoInterestApplied = ~uint32_t{0};
+
   int fd_ = -1;  // loop-confined after registration
   uint32_t interest_ = 0;
+  // The interest set last registered with the loop: ApplyInterest skips the loop's
+  // bookkeeping when nothing changed (every read re-arms read interest). Loop-confined.
+  uint32_t applied_interest_ = kNoInterestApplied;
   // The loop this channel belongs to, claimed by CAS in DoRegister (any thread); never
   // changes afterwards. Acquire loads pair with that acq_rel claim.
   std::atomic<NioEventLoop*> nio_loop_{nullptr};

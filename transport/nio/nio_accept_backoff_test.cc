@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -21,6 +23,28 @@ namespace {
 
 constexpr absl::Duration kWait = absl::Seconds(30);
 
+// Restores RLIMIT_NOFILE (and closes the filler fds) however the test ends.
+struct FdLimitGuard {
+  rlimit old{};
+  std::vector<int> fillers;
+  bool restored = false;
+  void Restore() {
+    if (restored) return;
+    for (int fd : fillers) close(fd);
+    fillers.clear();
+    setrlimit(RLIMIT_NOFILE, &old);
+    restored = true;
+  }
+  ~FdLimitGuard() { Restore(); }
+};
+
+// Writes back what it reads.
+class Echo final : public ChannelInboundHandler {
+ public:
+  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override { ctx.Write(std::move(msg)); }
+  void ChannelReadComplete(ChannelHandlerContext& ctx) override { ctx.Flush(); }
+};
+
 class ExceptionProbe final : public ChannelInboundHandler {
  public:
   void ExceptionCaught(ChannelHandlerContext&, absl::Status cause) override {
@@ -30,6 +54,12 @@ class ExceptionProbe final : public ChannelInboundHandler {
 };
 
 TEST(NioAcceptBackoffTest, OutOfFdsBacksOffWithoutSpinningAndKeepsServing) {
+  // UBSan's vptr check probes memory through a pipe(2); with every fd in use that probe
+  // fails and the check reports a false "invalid vptr" on any virtual call. The ubsan
+  // config sets GYRE_UBSAN; the other configs (gcc, ASan, TSan) run this test.
+  if (std::getenv("GYRE_UBSAN") != nullptr) {
+    GTEST_SKIP() << "fd exhaustion breaks UBSan's vptr probe";
+  }
   auto bosses = *NioEventLoopGroup::Create(1);
   auto workers = *NioEventLoopGroup::Create(1);
   constexpr int kClients = 3;
@@ -37,7 +67,8 @@ TEST(NioAcceptBackoffTest, OutOfFdsBacksOffWithoutSpinningAndKeepsServing) {
   Promise<void> all_accepted(nullptr);
   NioServerSocketChannel::ChildSetup setup;
   setup.group = workers.get();
-  setup.initializer = [&](NioSocketChannel&) {
+  setup.initializer = [&](NioSocketChannel& child) {
+    (void)child.pipeline().AddLast("echo", std::make_shared<Echo>());
     if (initialized.fetch_add(1) + 1 == kClients) all_accepted.TrySuccess();
   };
   auto server = NioServerSocketChannel::Create(std::move(setup));
@@ -56,16 +87,15 @@ TEST(NioAcceptBackoffTest, OutOfFdsBacksOffWithoutSpinningAndKeepsServing) {
     clients.push_back(fd);
   }
   // Use up every fd the process may have.
-  rlimit old{};
-  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
-  rlimit low = old;
+  FdLimitGuard guard;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &guard.old), 0);
+  rlimit low = guard.old;
   low.rlim_cur = 512;
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
-  std::vector<int> fillers;
   for (;;) {
     int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (fd < 0) break;
-    fillers.push_back(fd);
+    guard.fillers.push_back(fd);
   }
   const int64_t selects_before = bosses->loops()[0]->SelectCountForTesting();
   for (int fd : clients) (void)connect(fd, target.sockaddr_ptr(), target.sockaddr_len());
@@ -76,12 +106,28 @@ TEST(NioAcceptBackoffTest, OutOfFdsBacksOffWithoutSpinningAndKeepsServing) {
   EXPECT_GE(server->AcceptBackoffs(), 1);
   EXPECT_EQ(initialized.load(), 0);
 
-  for (int fd : fillers) close(fd);
-  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  guard.Restore();
+  rlimit now{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &now), 0);
+  EXPECT_EQ(now.rlim_cur, guard.old.rlim_cur);
   ASSERT_TRUE(all_accepted.AwaitFor(kWait));
   EXPECT_EQ(server->AcceptedCount(), kClients);
   // A busy loop would have polled thousands of times during the 100 ms back-off.
   EXPECT_LT(bosses->loops()[0]->SelectCountForTesting() - selects_before, 100);
+  // The connections accepted after the back-off are served.
+  for (int fd : clients) {
+    const int flags = fcntl(fd, F_GETFL);
+    ASSERT_EQ(fcntl(fd, F_SETFL, flags & ~O_NONBLOCK), 0);
+    ASSERT_EQ(send(fd, "ping", 4, MSG_NOSIGNAL), 4);
+    char buf[4];
+    size_t got = 0;
+    while (got < sizeof(buf)) {
+      ssize_t n = recv(fd, buf + got, sizeof(buf) - got, 0);
+      ASSERT_GT(n, 0);
+      got += static_cast<size_t>(n);
+    }
+    EXPECT_EQ(std::string(buf, 4), "ping");
+  }
   for (int fd : clients) close(fd);
   ASSERT_TRUE(server->Close().AwaitFor(kWait));
 }

@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gyre/concurrent/internal/log.h"
+#include "gyre/transport/nio/abstract_nio_channel.h"
 
 namespace gyre {
 namespace {
@@ -86,7 +88,11 @@ void NioEventLoop::Run() {
   for (;;) {
     int64_t timeout = HasTasks() ? 0 : NanosUntilNextScheduledTask();
     bool announced = false;
-    if (timeout != 0 && IsShuttingDown()) timeout = 0;
+    if (timeout != 0 && IsShuttingDown()) {
+      // Channels draining their writes: wait for I/O (or a task, a wake-up, a ticker
+      // jump), at most until the shutdown timeout. Otherwise do not block at all.
+      timeout = draining_.empty() ? 0 : std::min(timeout, NanosUntilShutdownTimeout());
+    }
     if (timeout != 0) {
       announced = BeginBlockingWait();
       if (!announced) timeout = 0;
@@ -100,23 +106,51 @@ void NioEventLoop::Run() {
       n = 0;
     }
     const int ratio = io_ratio();
+    // I/O time for the snapshot, on the real clock and only when fds were ready. With
+    // the system ticker (the usual case) the ioRatio timing below is that clock: read
+    // it once on each side.
+    const bool system_ticker = ticker() == Ticker::System();
     if (ratio == 100) {
+      const int64_t io_real_start = n > 0 ? Ticker::System()->Nanos() : 0;
       ProcessReady(n);
+      if (n > 0) AddIoTime(Ticker::System()->Nanos() - io_real_start);
       RunAllTasks();
     } else {
+      const int64_t io_real_start = n > 0 && !system_ticker ? Ticker::System()->Nanos() : 0;
       int64_t io_start = NanosNow();
       ProcessReady(n);
       int64_t io_nanos = NanosNow() - io_start;
+      if (n > 0) AddIoTime(system_ticker ? io_nanos : Ticker::System()->Nanos() - io_real_start);
       RunAllTasks(absl::Nanoseconds(io_nanos * (100 - ratio) / ratio));
     }
     if (IsShuttingDown()) {
-      CloseAllChannels();
+      if (NanosUntilShutdownTimeout() > 0) {
+        DrainOrCloseChannels();
+      } else {
+        CloseAllChannels();  // the timeout elapsed: pending writes fail
+      }
       if (ConfirmShutdown()) break;
     }
   }
 }
 
+void NioEventLoop::AddIoTime(int64_t nanos) {
+  // Relaxed single-writer statistic.
+  io_nanos_.store(io_nanos_.load(std::memory_order_relaxed) + nanos, std::memory_order_relaxed);
+}
+
+ExecutorSnapshot NioEventLoop::Snapshot() const {
+  ExecutorSnapshot s = SingleThreadEventExecutor::Snapshot();
+  s.event_loop = true;
+  s.registered_channels = RegisteredChannels();
+  // Relaxed: a statistic.
+  s.io_time = absl::Nanoseconds(io_nanos_.load(std::memory_order_relaxed));
+  return s;
+}
+
 void NioEventLoop::ProcessReady(int n) {
+  // Handlers run here count as a running task in Snapshot() (a blocked one is stalled).
+  if (n > 0) BeginLoopWork();
   for (int i = 0; i < n; ++i) {
     NioIoHandler* h = static_cast<NioIoHandler*>(ready_[i].data.ptr);
     if (h == nullptr) {
@@ -131,6 +165,7 @@ void NioEventLoop::ProcessReady(int n) {
   }
   // Channels deregistered during the batch die here, after their last event.
   released_.clear();
+  if (n > 0) EndLoopWork();
 }
 
 void NioEventLoop::CloseAllChannels() {
@@ -142,9 +177,30 @@ void NioEventLoop::CloseAllChannels() {
   released_.clear();
 }
 
+void NioEventLoop::DrainOrCloseChannels() {
+  // Every registered channel is draining already: nothing to ask (the common pass).
+  if (channels_.size() == draining_.size()) return;
+  std::vector<std::shared_ptr<Channel>> asked;
+  asked.reserve(channels_.size() - draining_.size());
+  for (auto& [ptr, ch] : channels_) {
+    if (!draining_.contains(ptr)) asked.push_back(ch);
+  }
+  for (auto& ch : asked) {
+    auto* nio = dynamic_cast<AbstractNioChannel*>(ch.get());
+    if (nio == nullptr) {
+      ch->unsafe().Close(ChannelPromise(this));
+      continue;
+    }
+    // Still registered afterwards: it drains (it may have closed inside the call).
+    if (nio->BeginShutdownDrain() && channels_.contains(ch.get())) draining_.insert(ch.get());
+  }
+  released_.clear();
+}
+
 void NioEventLoop::Cleanup() {
   CloseAllChannels();
   channels_.clear();
+  draining_.clear();
   released_.clear();
 }
 
@@ -186,6 +242,7 @@ void NioEventLoop::RemoveChannel(Channel* channel) {
   if (it == channels_.end()) return;
   released_.push_back(std::move(it->second));
   channels_.erase(it);
+  draining_.erase(channel);
   registered_.fetch_sub(1, std::memory_order_relaxed);
 }
 

@@ -11,6 +11,15 @@
 // write the loop's eventfd only when the loop has announced it may block, so a busy
 // loop costs them no system call.
 //
+// Graceful shutdown: on its first pass after shutdown begins the loop asks every
+// registered channel to finish (AbstractNioChannel::BeginShutdownDrain): a server
+// channel closes at once (no new connections), a socket channel with nothing queued
+// closes at once, one with queued writes flushes them, stops reading and closes itself
+// once its outbound buffer is empty (its write futures succeed). The loop keeps
+// serving those channels' writes, and does not terminate while any still drains,
+// until the graceful-shutdown timeout (on the executor's ticker): then the rest are
+// force-closed and their pending writes fail. The quiet period runs alongside.
+//
 // See docs/transport.md.
 //
 // Thread safety: public methods are thread-safe. The fd-registration helpers are loop
@@ -28,6 +37,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gyre/channel/channel.h"
@@ -91,7 +101,8 @@ class NioEventLoop final : public SingleThreadEventExecutor, public EventLoop {
   absl::Status ScheduleTask(internal::ScheduledTaskRef& task) override {
     return SingleThreadEventExecutor::ScheduleTask(task);
   }
-  ExecutorSnapshot Snapshot() const override { return SingleThreadEventExecutor::Snapshot(); }
+  // Adds the event-loop fields: registered channels and I/O time.
+  ExecutorSnapshot Snapshot() const override;
 
   // Sets the share of loop time spent on I/O, in percent: after an I/O batch that took
   // t, tasks run for t * (100 - ratio) / ratio; 100 runs all queued tasks every turn.
@@ -135,11 +146,16 @@ class NioEventLoop final : public SingleThreadEventExecutor, public EventLoop {
   void Run() override;
   void Cleanup() override;
   void OnWakeupRequested() override;
+  // True while channels drain queued writes during a graceful shutdown.
+  bool HasPendingShutdownWork() override { return !draining_.empty(); }
 
  private:
   NioEventLoop(EventLoopGroup* parent, ExecutorOptions options, int epoll_fd, int event_fd);
   void ProcessReady(int n);
+  void AddIoTime(int64_t nanos);
   void CloseAllChannels();
+  // Asks every channel not yet draining to drain or close (see the class comment).
+  void DrainOrCloseChannels();
   void DoRebuildSelector(Promise<void> done);
 
   struct Interest {
@@ -156,12 +172,17 @@ class NioEventLoop final : public SingleThreadEventExecutor, public EventLoop {
   std::atomic<int> registered_{0};
   std::atomic<int64_t> select_count_{0};
   std::atomic<int64_t> wakeup_writes_{0};
+  // Time in ProcessReady for batches with ready fds; single writer.
+  std::atomic<int64_t> io_nanos_{0};
 
   // Loop-confined.
   std::vector<epoll_event> ready_;
   absl::flat_hash_map<int, Interest> interests_;
   absl::flat_hash_map<Channel*, std::shared_ptr<Channel>> channels_;
   std::vector<std::shared_ptr<Channel>> released_;
+  // Registered channels still draining queued writes during a graceful shutdown (a
+  // subset of channels_; RemoveChannel drops them).
+  absl::flat_hash_set<Channel*> draining_;
 };
 
 }  // namespace gyre

@@ -57,6 +57,8 @@ class NioEventLoopGroup final : public MultithreadEventExecutorGroup, public Eve
   // Rebuilds every loop's epoll instance; the future fails with the first error.
   Future<void> RebuildSelectors();
 
+  std::string_view GroupKind() const override { return "nio"; }
+
   // The loops, in creation order.
   const std::vector<NioEventLoop*>& loops() const { return loops_; }
 

@@ -4,22 +4,29 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "gyre/channel/channel_events.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/transport/nio/socket_util.h"
 
 namespace gyre {
 namespace {
 
-constexpr size_t kReadChunk = 64 * 1024;
+constexpr uint32_t kReadInterest = EPOLLIN | EPOLLRDHUP;
 constexpr int kMaxIov = 64;
 constexpr int kWriteSpins = 16;
+// recv calls per readiness that drop a draining channel's inbound bytes.
+constexpr int kDiscardReadsPerEvent = 16;
 
 absl::Status ClosedError() { return absl::FailedPreconditionError("channel is closed"); }
+absl::Status OutputShutdownError() {
+  return absl::FailedPreconditionError("channel output is shut down");
+}
 
 }  // namespace
 
@@ -50,9 +57,12 @@ void NioSocketChannel::OnRegistered() {
   if (IsActive()) pipeline().FireChannelActive();
 }
 
-void NioSocketChannel::BecomeActive() {
+void NioSocketChannel::MarkConnected() {
   SetActive(true);
   CacheAddresses();
+}
+
+void NioSocketChannel::BecomeActive() {
   pipeline().FireChannelActive();
   // Writes flushed while connecting go now.
   if (IsOpen() && !flushed_.empty()) DoWrite();
@@ -117,6 +127,7 @@ void NioSocketChannel::NioUnsafe::Connect(const SocketAddress& remote, const Soc
         }
         int rc = ::connect(ch->fd(), remote.sockaddr_ptr(), remote.sockaddr_len());
         if (rc == 0) {
+          ch->MarkConnected();
           promise.TrySuccess();
           ch->BecomeActive();
           return;
@@ -162,6 +173,8 @@ void NioSocketChannel::FinishConnect() {
     connect_timeout_.reset();
   }
   if (flushed_.empty()) RemoveInterest(EPOLLOUT);
+  // Active, with its addresses known, before the connect future's listeners run.
+  MarkConnected();
   promise.TrySuccess();
   BecomeActive();
 }
@@ -181,6 +194,10 @@ void NioSocketChannel::FailConnect(absl::Status cause) {
 void NioSocketChannel::OnIoEvent(uint32_t events) {
   std::shared_ptr<Channel> self = shared_from_this();  // alive through the handlers
   if (!IsOpen()) return;
+  if (draining_) {
+    DrainEvent(events);
+    return;
+  }
   if (connect_promise_.has_value()) {
     if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0) FinishConnect();
     return;
@@ -191,107 +208,261 @@ void NioSocketChannel::OnIoEvent(uint32_t events) {
   if (IsOpen() && (events & EPOLLOUT) != 0) WriteReady();
 }
 
+bool NioSocketChannel::BeginShutdownDrain() {
+  if (!IsOpen()) return false;
+  if (draining_) return true;
+  if (!IsActive() || connect_promise_.has_value() ||
+      output_shutdown_.load(std::memory_order_relaxed) ||
+      (flushed_.empty() && unflushed_.empty())) {
+    DoClose(absl::OkStatus());
+    return false;
+  }
+  draining_ = true;
+  // No new inbound messages while draining; inbound bytes are read and discarded (see
+  // DrainEvent), so none are left unread when the channel closes.
+  read_requested_ = false;
+  if (!input_shutdown_.load(std::memory_order_relaxed)) AddInterest(kReadInterest);
+  // Flushes the unflushed writes; DoWrite closes the channel if it empties the buffer.
+  FlushOnLoop();
+  return IsOpen();
+}
+
+void NioSocketChannel::DrainEvent(uint32_t events) {
+  // Writable, or an error or hang-up: a send reports the socket's error (and closes).
+  if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0) WriteReady();
+  if (IsOpen() && (events & (EPOLLIN | EPOLLRDHUP)) != 0 && (interest() & EPOLLIN) != 0) {
+    DiscardInbound();
+  }
+  if (!IsOpen() || (events & (EPOLLERR | EPOLLHUP)) == 0) return;
+  int err = 0;
+  socklen_t len = sizeof(err);
+  if (getsockopt(fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+  DoClose(err != 0 ? internal_nio::ErrnoStatus(err, "socket")
+                   : absl::UnavailableError("connection hung up while draining writes"));
+}
+
+void NioSocketChannel::DiscardInbound() {
+  // Closing a socket with unread inbound bytes sends a reset, and the kernel then drops
+  // what it still holds of the drained writes: so read (bounded per event; the
+  // interest is level-triggered) and drop what the peer sends, delivering nothing.
+  char scratch[16 * 1024];
+  for (int i = 0; i < kDiscardReadsPerEvent; ++i) {
+    ssize_t n = ::recv(fd(), scratch, sizeof(scratch), 0);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n == 0) {
+      RemoveInterest(kReadInterest);  // the peer's FIN: it sends nothing more
+      return;
+    }
+    DoClose(internal_nio::ErrnoStatus(errno, "recv"));
+    return;
+  }
+}
+
 void NioSocketChannel::NioUnsafe::BeginRead() {
   NioSocketChannel* ch = ch_;
+  // On the loop (auto-read re-arming after every read): inline, no task.
+  if (ch->OnLoopOrUnregistered()) {
+    ch->BeginReadOnLoop();
+    return;
+  }
   std::shared_ptr<Channel> self = ch->shared_from_this();
-  ch->RunOnLoop(
-      [ch, self] {
-        if (!ch->IsActive()) return;
-        ch->read_requested_ = true;
-        ch->AddInterest(EPOLLIN);
-      },
-      nullptr);
+  ch->RunOnLoop([ch, self] { ch->BeginReadOnLoop(); }, nullptr);
+}
+
+void NioSocketChannel::BeginReadOnLoop() {
+  if (!IsActive() || input_shutdown_.load(std::memory_order_relaxed) || draining_) return;
+  read_requested_ = true;
+  AddInterest(kReadInterest);
 }
 
 void NioSocketChannel::ReadReady() {
   read_requested_ = false;
-  if (read_buf_.empty()) read_buf_.resize(kReadChunk);
-  const int max_reads = std::max(1, config().max_messages_per_read());
+  if (input_shutdown_.load(std::memory_order_relaxed)) {
+    // Only an error or a hang-up gets here once the input is shut down.
+    char probe;
+    ssize_t n = ::recv(fd(), &probe, 1, MSG_PEEK);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    DoClose(n < 0 ? internal_nio::ErrnoStatus(errno, "recv") : absl::OkStatus());
+    return;
+  }
+  recv_handle_.Reset(config().max_messages_per_read());
   bool eof = false;
   absl::Status error;
-  for (int i = 0; i < max_reads && IsOpen(); ++i) {
-    ssize_t n = ::recv(fd(), read_buf_.data(), read_buf_.size(), 0);
+  do {
+    const size_t attempt = recv_handle_.Guess();
+    absl::StatusOr<ByteBuf> buf = PooledByteBufAllocator::Default()->Buffer(attempt);
+    if (!buf.ok()) {
+      error = buf.status();
+      break;
+    }
+    absl::Span<uint8_t> room = buf->WritableSpan();
+    const size_t want = std::min(room.size(), attempt);
+    ssize_t n;
+    do {
+      n = ::recv(fd(), room.data(), want, 0);
+    } while (n < 0 && errno == EINTR);
+    recv_handle_.LastBytesRead(n, want);
     if (n > 0) {
-      absl::StatusOr<ByteBuf> buf = PooledByteBufAllocator::Default()->CopiedBuffer(
-          absl::string_view(read_buf_.data(), static_cast<size_t>(n)));
-      if (!buf.ok()) {
-        error = buf.status();
-        break;
-      }
+      (void)buf->SetWriterIndex(buf->writer_index() + static_cast<size_t>(n));
       pipeline().FireChannelRead(Message(*std::move(buf)));
-      if (static_cast<size_t>(n) < read_buf_.size()) break;
       continue;
     }
     if (n == 0) {
       eof = true;
-      break;
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      error = internal_nio::ErrnoStatus(errno, "recv");
     }
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) error = internal_nio::ErrnoStatus(errno, "recv");
     break;
-  }
+  } while (recv_handle_.ContinueReading() && IsOpen());
+  recv_handle_.ReadComplete();
   if (!IsOpen()) return;
   pipeline().FireChannelReadComplete();
   if (!error.ok()) {
+    if (!IsOpen()) return;
     pipeline().FireExceptionCaught(error);
     DoClose(error);
     return;
   }
   if (eof) {
-    DoClose(absl::OkStatus());
+    if (IsOpen()) InputShutdown();
     return;
   }
   // The head asks for the next read (Read() sets read_requested_) when AUTO_READ is on.
-  if (!read_requested_ && IsOpen()) RemoveInterest(EPOLLIN);
+  if (!read_requested_ && IsOpen()) RemoveInterest(kReadInterest);
+}
+
+void NioSocketChannel::InputShutdown() {
+  if (!config().allow_half_closure()) {
+    DoClose(absl::OkStatus());
+    return;
+  }
+  // Relaxed: see IsInputShutdown().
+  input_shutdown_.store(true, std::memory_order_relaxed);
+  read_requested_ = false;
+  RemoveInterest(kReadInterest);
+  pipeline().FireUserEventTriggered(Message(ChannelInputShutdownEvent{}));
+  if (IsOpen() && output_shutdown_.load(std::memory_order_relaxed)) DoClose(absl::OkStatus());
+}
+
+ChannelFuture NioSocketChannel::ShutdownOutput() {
+  ChannelPromise promise = NewPromise();
+  std::shared_ptr<Channel> self = shared_from_this();
+  RunOnLoop([this, self, promise]() mutable { DoShutdownOutput(std::move(promise)); }, &promise);
+  return promise;
+}
+
+void NioSocketChannel::DoShutdownOutput(ChannelPromise promise) {
+  if (!IsOpen()) {
+    promise.TryFailure(ClosedError());
+    return;
+  }
+  if (output_shutdown_.load(std::memory_order_relaxed)) {
+    promise.TrySuccess();
+    return;
+  }
+  if (!IsActive()) {
+    promise.TryFailure(absl::FailedPreconditionError("shutdownOutput: channel is not connected"));
+    return;
+  }
+  if (::shutdown(fd(), SHUT_WR) != 0) {
+    promise.TryFailure(internal_nio::ErrnoStatus(errno, "shutdown(SHUT_WR)"));
+    return;
+  }
+  // Relaxed: see IsOutputShutdown().
+  output_shutdown_.store(true, std::memory_order_relaxed);
+  RemoveInterest(EPOLLOUT);
+  FailPendingWrites(OutputShutdownError());
+  promise.TrySuccess();
+  if (!IsOpen()) return;
+  pipeline().FireUserEventTriggered(Message(ChannelOutputShutdownEvent{}));
+  if (IsOpen() && (draining_ || input_shutdown_.load(std::memory_order_relaxed))) {
+    DoClose(absl::OkStatus());
+  }
+}
+
+void NioSocketChannel::FailPendingWrites(const absl::Status& failure) {
+  std::deque<Pending> doomed;
+  for (auto& p : flushed_) doomed.push_back(std::move(p));
+  for (auto& p : unflushed_) doomed.push_back(std::move(p));
+  flushed_.clear();
+  unflushed_.clear();
+  // Relaxed: as in AddPending. No writability change fires for dropped writes.
+  pending_bytes_.store(0, std::memory_order_relaxed);
+  // Buffers first: whoever sees a write fail may count on its buffer being released.
+  for (Pending& p : doomed) p.buf.Reset();
+  for (Pending& p : doomed) p.promise.TryFailure(failure);
 }
 
 void NioSocketChannel::NioUnsafe::Write(Message msg, ChannelPromise promise) {
   NioSocketChannel* ch = ch_;
+  // On the loop (the common case: a handler writing): no task, no allocation.
+  if (ch->OnLoopOrUnregistered()) {
+    ch->WriteOnLoop(std::move(msg), std::move(promise));
+    return;
+  }
   auto shared = std::make_shared<Message>(std::move(msg));
   ch->RunOnLoop(
-      [ch, shared, promise]() mutable {
-        if (!ch->IsOpen()) {
-          promise.TryFailure(ClosedError());
-          return;
-        }
-        ByteBuf buf;
-        if (ByteBuf* b = shared->Get<ByteBuf>()) {
-          buf = std::move(*b);
-        } else if (const std::string* s = shared->Get<std::string>()) {
-          absl::StatusOr<ByteBuf> copied = PooledByteBufAllocator::Default()->CopiedBuffer(*s);
-          if (!copied.ok()) {
-            promise.TryFailure(copied.status());
-            return;
-          }
-          buf = *std::move(copied);
-        } else {
-          promise.TryFailure(absl::InvalidArgumentError(
-              absl::StrCat("NioSocketChannel cannot write a ", shared->type_name())));
-          return;
-        }
-        shared->Reset();
-        int64_t size = static_cast<int64_t>(buf.ReadableBytes());
-        ch->unflushed_.push_back(Pending{std::move(buf), std::move(promise)});
-        ch->AddPending(size);
-      },
+      [ch, shared, promise]() mutable { ch->WriteOnLoop(std::move(*shared), std::move(promise)); },
       &promise);
+}
+
+void NioSocketChannel::WriteOnLoop(Message msg, ChannelPromise promise) {
+  if (!IsOpen()) {
+    promise.TryFailure(ClosedError());
+    return;
+  }
+  if (output_shutdown_.load(std::memory_order_relaxed)) {
+    promise.TryFailure(OutputShutdownError());
+    return;
+  }
+  ByteBuf buf;
+  if (ByteBuf* b = msg.Get<ByteBuf>()) {
+    buf = std::move(*b);
+  } else if (const std::string* s = msg.Get<std::string>()) {
+    absl::StatusOr<ByteBuf> copied = PooledByteBufAllocator::Default()->CopiedBuffer(*s);
+    if (!copied.ok()) {
+      promise.TryFailure(copied.status());
+      return;
+    }
+    buf = *std::move(copied);
+  } else {
+    promise.TryFailure(absl::InvalidArgumentError(
+        absl::StrCat("NioSocketChannel cannot write a ", msg.type_name())));
+    return;
+  }
+  msg.Reset();
+  int64_t size = static_cast<int64_t>(buf.ReadableBytes());
+  unflushed_.push_back(Pending{std::move(buf), std::move(promise)});
+  AddPending(size);
+  // Draining: nothing may be left unflushed when the buffer empties.
+  if (draining_) FlushOnLoop();
 }
 
 void NioSocketChannel::NioUnsafe::Flush() {
   NioSocketChannel* ch = ch_;
+  if (ch->OnLoopOrUnregistered()) {
+    ch->FlushOnLoop();
+    return;
+  }
   std::shared_ptr<Channel> self = ch->shared_from_this();
-  ch->RunOnLoop(
-      [ch, self] {
-        if (!ch->IsOpen()) return;
-        while (!ch->unflushed_.empty()) {
-          ch->flushed_.push_back(std::move(ch->unflushed_.front()));
-          ch->unflushed_.pop_front();
-        }
-        // Not yet connected, or waiting for EPOLLOUT: the data goes when writable.
-        if (!ch->IsActive() || (ch->interest() & EPOLLOUT) != 0) return;
-        ch->DoWrite();
-      },
-      nullptr);
+  ch->RunOnLoop([ch, self] { ch->FlushOnLoop(); }, nullptr);
+}
+
+void NioSocketChannel::FlushOnLoop() {
+  if (!IsOpen()) return;
+  if (flushed_.empty()) {
+    flushed_.swap(unflushed_);
+  } else {
+    while (!unflushed_.empty()) {
+      flushed_.push_back(std::move(unflushed_.front()));
+      unflushed_.pop_front();
+    }
+  }
+  // Not yet connected, or waiting for EPOLLOUT: the data goes when writable.
+  if (!IsActive() || (interest() & EPOLLOUT) != 0) return;
+  DoWrite();
 }
 
 void NioSocketChannel::WriteReady() { DoWrite(); }
@@ -301,7 +472,8 @@ void NioSocketChannel::DoWrite() {
   // the outer call then picks up what was added; only it touches the socket.
   if (in_write_) return;
   in_write_ = true;
-  std::vector<ChannelPromise> done;
+  // Reused across calls (only the outermost DoWrite runs, see in_write_).
+  std::vector<ChannelPromise>& done = done_scratch_;
   for (int spin = 0; spin < kWriteSpins && !flushed_.empty() && IsOpen(); ++spin) {
     iovec iov[kMaxIov];
     int count = 0;
@@ -311,12 +483,17 @@ void NioSocketChannel::DoWrite() {
     }
     ssize_t n = 0;
     if (count > 0) {
-      n = ::writev(fd(), iov, count);
+      // sendmsg, not writev: MSG_NOSIGNAL turns a write to a reset peer into EPIPE
+      // instead of a process-killing SIGPIPE.
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = static_cast<size_t>(count);
+      n = ::sendmsg(fd(), &msg, MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) break;
         in_write_ = false;
-        DoClose(internal_nio::ErrnoStatus(errno, "writev"));
+        DoClose(internal_nio::ErrnoStatus(errno, "sendmsg"));
         return;
       }
     }
@@ -345,6 +522,8 @@ void NioSocketChannel::DoWrite() {
   if (!IsOpen()) return;
   if (flushed_.empty()) {
     RemoveInterest(EPOLLOUT);
+    // A graceful shutdown's drain is done once every queued write was handed over.
+    if (draining_ && unflushed_.empty()) DoClose(absl::OkStatus());
   } else {
     AddInterest(EPOLLOUT);
   }
@@ -398,6 +577,8 @@ void NioSocketChannel::DoClose(absl::Status cause) {
   absl::Status failure = cause.ok() ? ClosedError() : cause;
   // Relaxed: as in AddPending. A closed channel fires no writability change.
   pending_bytes_.store(0, std::memory_order_relaxed);
+  // Buffers first: whoever sees a write fail may count on its buffer being released.
+  for (Pending& p : doomed) p.buf.Reset();
   for (Pending& p : doomed) p.promise.TryFailure(failure);
 }
 

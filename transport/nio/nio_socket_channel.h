@@ -9,7 +9,15 @@
 // Reading: with AUTO_READ on (the default) the channel reads whenever bytes arrive; each
 // read fires ChannelRead with a ByteBuf (the handler owns it), up to
 // MAX_MESSAGES_PER_READ reads per readiness, then ChannelReadComplete. With AUTO_READ
-// off it reads only after Read().
+// off it reads only after Read(). Reads go straight into buffers from the pooled
+// allocator, sized by an AdaptiveRecvByteBufAllocator (64 B .. 64 KiB, 2 KiB at first).
+//
+// Half-close: when the peer shuts down its output (FIN: EPOLLRDHUP / a read of 0) the
+// channel closes, unless ALLOW_HALF_CLOSURE is on: then it stops reading, fires
+// ChannelInputShutdownEvent (gyre/channel/channel_events.h) and stays open for writing.
+// ShutdownOutput() sends a FIN: queued writes fail with FailedPrecondition, so do later
+// ones, and ChannelOutputShutdownEvent fires. Once both directions are shut down (after
+// the second event) the channel closes.
 //
 // Writing: Write queues a ByteBuf (or a std::string, copied) and Flush sends what was
 // queued, with writev, as far as the socket takes it; the rest goes when the socket is
@@ -24,6 +32,16 @@
 // Closing (also on EOF or an I/O error): fires ChannelInactive and
 // ChannelUnregistered, completes CloseFuture, and fails every queued write with
 // FailedPrecondition.
+//
+// When its loop shuts down gracefully a connected channel with queued writes drains:
+// the unflushed ones are flushed, reading stops (no ChannelRead is delivered from
+// then on: bytes the peer still sends are read and discarded, so the close is a FIN,
+// not a reset that would drop the tail of the writes still in the kernel), later
+// writes are flushed at once, and the channel closes as usual (ChannelInactive,
+// ChannelUnregistered) as soon as its outbound buffer is empty, so those writes
+// succeed. An I/O error, a hang-up, ShutdownOutput or Close ends the
+// drain early (failing what is left), and so does the loop's shutdown timeout. A
+// channel with nothing queued, or still connecting, closes at once.
 //
 //   created -> registered -> connecting -> active -> closed (inactive, unregistered)
 //
@@ -41,6 +59,7 @@
 #include <optional>
 #include <vector>
 
+#include "gyre/channel/adaptive_recv_byte_buf_allocator.h"
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/byte_buf_allocator.h"
 #include "gyre/concurrent/scheduled_future.h"
@@ -62,6 +81,14 @@ class NioSocketChannel final : public AbstractNioChannel {
   }
   // Bytes written and not yet handed to the kernel (loop-maintained; relaxed snapshot).
   int64_t PendingOutboundBytes() const { return pending_bytes_.load(std::memory_order_relaxed); }
+
+  // Shuts down the output (a TCP FIN to the peer); see the header comment. Fails with
+  // FailedPrecondition when the channel is closed or not connected. Any thread.
+  ChannelFuture ShutdownOutput();
+  // Whether the peer's FIN was seen (with ALLOW_HALF_CLOSURE) / ShutdownOutput took
+  // effect. Relaxed snapshots of loop-maintained state.
+  bool IsInputShutdown() const { return input_shutdown_.load(std::memory_order_relaxed); }
+  bool IsOutputShutdown() const { return output_shutdown_.load(std::memory_order_relaxed); }
 
   Unsafe& unsafe() override { return unsafe_; }
 
@@ -95,30 +122,46 @@ class NioSocketChannel final : public AbstractNioChannel {
 
   void OnIoEvent(uint32_t events) override;
   void OnRegistered() override;
+  bool BeginShutdownDrain() override;
+  void DrainEvent(uint32_t events);
+  void DiscardInbound();
   absl::Status EnsureSocket(int family);
   void FinishConnect();
   void FailConnect(absl::Status cause);
   void ReadReady();
   void WriteReady();
+  void WriteOnLoop(Message msg, ChannelPromise promise);
+  void FlushOnLoop();
+  // Asks for read readiness (Read() / auto-read), on the loop.
+  void BeginReadOnLoop();
   void DoWrite();
   void DoClose(absl::Status cause);
   void AddPending(int64_t delta);
   void SetWritable(bool writable);
+  void MarkConnected();
   void BecomeActive();
+  void DoShutdownOutput(ChannelPromise promise);
+  void InputShutdown();
+  void FailPendingWrites(const absl::Status& failure);
 
   NioUnsafe unsafe_{this};
   // Relaxed: see IsWritable() / PendingOutboundBytes().
   std::atomic<bool> writable_{true};
   std::atomic<int64_t> pending_bytes_{0};
+  std::atomic<bool> input_shutdown_{false};
+  std::atomic<bool> output_shutdown_{false};
 
   // Loop-confined.
   std::deque<Pending> unflushed_;
   std::deque<Pending> flushed_;
+  std::vector<ChannelPromise> done_scratch_;  // DoWrite's completed promises
   std::optional<ChannelPromise> connect_promise_;
   std::optional<ScheduledFuture<void>> connect_timeout_;
   bool read_requested_ = false;
   bool in_write_ = false;
-  std::vector<char> read_buf_;
+  // Set by BeginShutdownDrain: closes once flushed_ and unflushed_ are empty.
+  bool draining_ = false;
+  AdaptiveRecvByteBufAllocator::Handle recv_handle_;
 };
 
 }  // namespace gyre

@@ -1,0 +1,123 @@
+#include "gyre/channel/adaptive_recv_byte_buf_allocator.h"
+
+#include "gtest/gtest.h"
+
+namespace gyre {
+namespace {
+
+using Alloc = AdaptiveRecvByteBufAllocator;
+
+// One read loop of reads of the given sizes, each into a buffer of the current guess.
+void ReadLoop(Alloc::Handle& h, std::initializer_list<int64_t> reads) {
+  h.Reset(16);
+  for (int64_t n : reads) {
+    size_t attempt = h.Guess();
+    h.LastBytesRead(std::min<int64_t>(n, static_cast<int64_t>(attempt)), attempt);
+  }
+  h.ReadComplete();
+}
+
+TEST(AdaptiveRecvByteBufAllocatorTest, StartsAtTheInitialSize) {
+  Alloc::Handle h;
+  EXPECT_EQ(h.Guess(), 2048u);
+}
+
+TEST(AdaptiveRecvByteBufAllocatorTest, AFullReadGrowsFourStepsAtOnce) {
+  Alloc::Handle h;
+  h.Reset(16);
+  h.LastBytesRead(2048, 2048);
+  // 2048 -> 4096 -> 8192 -> 16384 -> 32768: four table steps, before the loop ends.
+  EXPECT_EQ(h.Guess(), 32768u);
+  EXPECT_TRUE(h.ContinueReading());
+  h.LastBytesRead(32768, 32768);
+  EXPECT_EQ(h.Guess(), 65536u);  // clamped at the maximum
+  h.LastBytesRead(65536, 65536);
+  EXPECT_EQ(h.Guess(), 65536u);
+}
+
+TEST(AdaptiveRecvByteBufAllocatorTest, ShrinksOneStepAfterTwoConsecutiveSmallLoops) {
+  Alloc::Handle h;
+  ReadLoop(h, {100});
+  EXPECT_EQ(h.Guess(), 2048u) << "one small loop does not shrink";
+  ReadLoop(h, {100});
+  EXPECT_EQ(h.Guess(), 1024u);
+  ReadLoop(h, {100});
+  EXPECT_EQ(h.Guess(), 1024u);
+  ReadLoop(h, {100});
+  EXPECT_EQ(h.Guess(), 512u);
+}
+
+TEST(AdaptiveRecvByteBufAllocatorTest, AMidSizedLoopNeitherGrowsNorCancelsAShrink) {
+  // As Netty: only loops that fit the step below count as small; one between them that
+  // does not fill the guess changes nothing.
+  Alloc::Handle h;
+  ReadLoop(h, {100});
+  ReadLoop(h, {1500});
+  EXPECT_EQ(h.Guess(), 2048u);
+  ReadLoop(h, {100});
+  EXPECT_EQ(h.Guess(), 1024u);
+}
+
+TEST(AdaptiveRecvByteBufAllocatorTest, GrowingCancelsAPendingShrink) {
+  Alloc::Handle h;
+  ReadLoop(h, {100});           // one small loop: a shrink is pending
+  h.Reset(16);
+  h.LastBytesRead(2048, 2048);  // fills the buffer: grows to 32768, no shrink pending
+  EXPECT_EQ(h.Guess(), 32768u);
+  h.LastBytesRead(40000, 32768 + 8192);  // a short read (not a full buffer)
+  h.ReadComplete();             // 42048 bytes in the loop: at least the guess, grows again
+  EXPECT_EQ(h.Guess(), 65536u);
+  ReadLoop(h, {100});
+  EXPECT_EQ(h.Guess(), 65536u) << "the first small loop after growing does not shrink";
+  ReadLoop(h, {100});
+  EXPECT_EQ(h.Guess(), 32768u);
+}
+
+TEST(AdaptiveRecvByteBufAllocatorTest, NeverBelowTheMinimum) {
+  Alloc::Handle h;
+  for (int i = 0; i < 100; ++i) ReadLoop(h, {1});
+  EXPECT_EQ(h.Guess(), 64u);
+}
+
+TEST(AdaptiveRecvByteBufAllocatorTest, UsesTheSixteenByteStepsBelow512) {
+  Alloc::Handle h(Alloc::Options{16, 512, 65536});
+  ReadLoop(h, {1});
+  ReadLoop(h, {1});
+  EXPECT_EQ(h.Guess(), 496u);
+  ReadLoop(h, {1});
+  ReadLoop(h, {1});
+  EXPECT_EQ(h.Guess(), 480u);
+}
+
+TEST(AdaptiveRecvByteBufAllocatorTest, ReadLoopStopsOnAShortReadOrTheBudget) {
+  Alloc::Handle h;
+  h.Reset(3);
+  h.LastBytesRead(10, h.Guess());
+  EXPECT_FALSE(h.ContinueReading()) << "a short read drained the socket";
+  h.Reset(3);
+  for (int i = 0; i < 2; ++i) {
+    h.LastBytesRead(static_cast<int64_t>(h.Guess()), h.Guess());
+    EXPECT_TRUE(h.ContinueReading());
+  }
+  h.LastBytesRead(static_cast<int64_t>(h.Guess()), h.Guess());
+  EXPECT_FALSE(h.ContinueReading()) << "three reads used the budget";
+  EXPECT_EQ(h.messages(), 3);
+  h.Reset(3);
+  h.LastBytesRead(0, h.Guess());
+  EXPECT_FALSE(h.ContinueReading()) << "EOF";
+  h.LastBytesRead(-1, h.Guess());
+  EXPECT_FALSE(h.ContinueReading()) << "EAGAIN";
+}
+
+TEST(AdaptiveRecvByteBufAllocatorTest, ValidateRejectsBadBounds) {
+  EXPECT_TRUE(Alloc::Validate(Alloc::Options{}).ok());
+  EXPECT_EQ(Alloc::Validate(Alloc::Options{0, 2048, 65536}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Alloc::Validate(Alloc::Options{4096, 2048, 65536}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Alloc::Validate(Alloc::Options{64, 2048, 1024}).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gyre

@@ -1,0 +1,289 @@
+// Graceful shutdown of a NioEventLoop drains its channels' queued writes.
+//
+// API.md ("Single-threaded executors"): "an event loop's graceful shutdown lets its
+// channels finish the writes already queued within the timeout before they are
+// closed", where Netty closes every channel at once (netty/netty#3699,
+// NETTY_REFERENCE.md §2.1). Listening channels and idle channels still close at once;
+// at the timeout (on the executor's ticker) the rest are force-closed and their
+// pending writes fail.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "gyre/channel/byte_buf.h"
+#include "gyre/channel/byte_buf_allocator.h"
+#include "gyre/channel/channel_handler.h"
+#include "gyre/channel/channel_handler_context.h"
+#include "gyre/concurrent/promise.h"
+#include "gyre/testing/manual_ticker.h"
+#include "gyre/testing/stream_test_util.h"
+#include "gyre/transport/nio/nio_event_loop_group.h"
+#include "gyre/transport/nio/nio_server_socket_channel.h"
+#include "gyre/transport/nio/nio_socket_channel.h"
+
+namespace gyre {
+namespace {
+
+constexpr absl::Duration kWait = absl::Seconds(60);
+// Far more than the (shrunk) socket buffers of both ends hold.
+constexpr size_t kChunk = 1 << 20;
+constexpr int kChunks = 4;
+constexpr uint64_t kTotal = uint64_t{kChunk} * kChunks;
+
+// A blocking client socket to 127.0.0.1:port with a small receive buffer (or -1).
+int RawConnect(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int rcvbuf = 16 * 1024;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+  SocketAddress target = SocketAddress::Loopback(port);
+  if (connect(fd, target.sockaddr_ptr(), target.sockaddr_len()) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Records what reaches the child's pipeline (on its loop).
+class Recorder final : public ChannelInboundHandler {
+ public:
+  void ChannelRead(ChannelHandlerContext&, Message msg) override {
+    if (ByteBuf* b = msg.Get<ByteBuf>()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      read_bytes_ += b->ReadableBytes();
+    }
+  }
+  void ChannelInactive(ChannelHandlerContext& ctx) override {
+    Event("inactive");
+    ctx.FireChannelInactive();
+  }
+  void ChannelUnregistered(ChannelHandlerContext& ctx) override {
+    Event("unregistered");
+    ctx.FireChannelUnregistered();
+  }
+  void ExceptionCaught(ChannelHandlerContext&, absl::Status) override {}
+
+  std::vector<std::string> events() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+  size_t read_bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return read_bytes_;
+  }
+
+ private:
+  void Event(const char* e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(e);
+  }
+  std::mutex mu_;
+  size_t read_bytes_ = 0;
+  std::vector<std::string> events_;
+};
+
+const std::vector<std::string> kClosedEvents = {"inactive", "unregistered"};
+
+// One loop serving a listening channel and the child it accepts from a raw peer.
+class GracefulDrainTest : public ::testing::Test {
+ protected:
+  // `ticker` null: the system clock; else ticker_.
+  void Start(Ticker* ticker) {
+    fds_before_ = testing::OpenFdCount();
+    GroupOptions options;
+    options.ticker = ticker;
+    absl::StatusOr<std::unique_ptr<NioEventLoopGroup>> g = NioEventLoopGroup::Create(1, options);
+    ASSERT_TRUE(g.ok()) << g.status();
+    group_ = *std::move(g);
+    loop_ = group_->loops()[0];
+    NioServerSocketChannel::ChildSetup setup;  // children on the server's own loop
+    std::shared_ptr<Recorder> recorder = recorder_;
+    Promise<std::shared_ptr<NioSocketChannel>> child = child_;
+    setup.initializer = [recorder, child](NioSocketChannel& ch) mutable {
+      ASSERT_TRUE(ch.pipeline().AddLast("recorder", recorder).ok());
+      child.TrySuccess(std::static_pointer_cast<NioSocketChannel>(ch.shared_from_this()));
+    };
+    setup.options = {ChannelOptionSetting{ChannelOptionId::kSoSndbuf, "SO_SNDBUF", 32 * 1024}};
+    server_ = NioServerSocketChannel::Create(std::move(setup));
+    ChannelFuture reg = group_->Register(server_);
+    ASSERT_TRUE(reg.AwaitFor(kWait));
+    ASSERT_TRUE(reg.IsSuccess()) << reg.Cause();
+    ChannelFuture bound = server_->Bind(SocketAddress::Loopback(0));
+    ASSERT_TRUE(bound.AwaitFor(kWait));
+    ASSERT_TRUE(bound.IsSuccess()) << bound.Cause();
+    peer_ = RawConnect(server_->local_address().port());
+    ASSERT_GE(peer_, 0);
+    ASSERT_TRUE(child_.AwaitFor(kWait));
+    accepted_ = *child_.GetNow();
+  }
+
+  // Queues kTotal bytes on the child in one loop task: all but the last chunk with
+  // WriteAndFlush, the last with a plain Write (left unflushed). Returns the futures
+  // and checks that bytes stay in the outbound buffer.
+  std::vector<ChannelFuture> QueueWrites() {
+    std::vector<ChannelFuture> writes;
+    Promise<int64_t> pending(nullptr);
+    std::shared_ptr<NioSocketChannel> ch = accepted_;
+    EXPECT_TRUE(loop_
+                    ->Execute([ch, &writes, pending]() mutable {
+                      for (int i = 0; i < kChunks; ++i) {
+                        ByteBuf chunk = testing::StreamChunk(uint64_t{kChunk} * i, kChunk);
+                        writes.push_back(i + 1 < kChunks ? ch->WriteAndFlush(std::move(chunk))
+                                                         : ch->Write(std::move(chunk)));
+                      }
+                      pending.TrySuccess(ch->PendingOutboundBytes());
+                    })
+                    .ok());
+    EXPECT_TRUE(pending.AwaitFor(kWait));
+    // The socket buffers took at most a few hundred KiB: the rest waits in the channel.
+    EXPECT_GT(*pending.GetNow(), static_cast<int64_t>(kTotal / 2));
+    return writes;
+  }
+
+  void TearDown() override {
+    if (peer_ >= 0) close(peer_);
+    accepted_.reset();
+    server_.reset();
+    group_.reset();
+  }
+
+  // Outlives the group (declared first).
+  testing::ManualTicker ticker_;
+  std::unique_ptr<NioEventLoopGroup> group_;
+  NioEventLoop* loop_ = nullptr;
+  std::shared_ptr<NioServerSocketChannel> server_;
+  std::shared_ptr<Recorder> recorder_ = std::make_shared<Recorder>();
+  Promise<std::shared_ptr<NioSocketChannel>> child_{nullptr};
+  std::shared_ptr<NioSocketChannel> accepted_;
+  int peer_ = -1;
+  int fds_before_ = -1;
+};
+
+// The promise itself: the writes queued when shutdown begins (flushed or not) all reach
+// the peer, in order, once it reads; their futures succeed; the peer then sees a clean
+// EOF, and only then does the loop terminate. Bytes the peer sends meanwhile are not
+// delivered to the pipeline (and cause no reset).
+TEST_F(GracefulDrainTest, QueuedWritesReachAPeerThatReadsLateThenEofApi3699) {
+  ASSERT_NO_FATAL_FAILURE(Start(nullptr));
+  std::vector<ChannelFuture> writes = QueueWrites();
+
+  Future<void> terminated = group_->ShutdownGracefully(absl::ZeroDuration(), kWait);
+  // The listening channel closes at once: no new connections.
+  ASSERT_TRUE(server_->CloseFuture().AwaitFor(kWait));
+  // The peer has read nothing yet, so the drain cannot have finished: the channel is
+  // open and the loop is held up (old behaviour: closed, writes failed, terminated).
+  const char late[] = "sent while the server drains";
+  ASSERT_EQ(send(peer_, late, sizeof(late), MSG_NOSIGNAL), static_cast<ssize_t>(sizeof(late)));
+  EXPECT_FALSE(terminated.AwaitFor(absl::Milliseconds(100)));
+  EXPECT_TRUE(accepted_->IsOpen());
+  EXPECT_FALSE(writes.back().IsDone());
+  EXPECT_FALSE(loop_->IsTerminated());
+
+  // Now the peer reads everything, checking every byte.
+  const testing::PeerRead read = testing::ReadStreamUntilEnd(peer_);
+  EXPECT_EQ(read.bytes, kTotal);
+  EXPECT_EQ(read.first_bad, UINT64_MAX) << "first wrong byte at offset " << read.first_bad;
+  EXPECT_EQ(read.last, 0) << "expected EOF, got errno " << read.last_errno;
+
+  for (ChannelFuture& w : writes) {
+    ASSERT_TRUE(w.AwaitFor(kWait));
+    EXPECT_TRUE(w.IsSuccess()) << w.Cause();
+  }
+  ASSERT_TRUE(terminated.AwaitFor(kWait));
+  EXPECT_TRUE(terminated.IsSuccess()) << terminated.Cause();
+  EXPECT_TRUE(loop_->IsTerminated());
+  EXPECT_FALSE(accepted_->IsOpen());
+  EXPECT_TRUE(accepted_->CloseFuture().IsDone());
+  EXPECT_EQ(recorder_->events(), kClosedEvents);
+  EXPECT_EQ(recorder_->read_bytes(), 0u);  // reads stop once draining
+  EXPECT_EQ(accepted_->PendingOutboundBytes(), 0);
+}
+
+// At the graceful-shutdown timeout (ManualTicker time, no sleeping for it) the channels
+// still draining are force-closed: the pending write fails, the loop terminates, no fd
+// is left open.
+TEST_F(GracefulDrainTest, TimeoutForceClosesAPeerThatNeverReadsApi3699) {
+  ASSERT_NO_FATAL_FAILURE(Start(&ticker_));
+  std::vector<ChannelFuture> writes = QueueWrites();
+
+  Future<void> terminated = group_->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(10));
+  ASSERT_TRUE(server_->CloseFuture().AwaitFor(kWait));
+  EXPECT_FALSE(terminated.AwaitFor(absl::Milliseconds(100)));
+  EXPECT_TRUE(accepted_->IsOpen());
+  // Short of the timeout the drain goes on.
+  ticker_.Advance(absl::Seconds(9));
+  EXPECT_FALSE(terminated.AwaitFor(absl::Milliseconds(100)));
+  EXPECT_TRUE(accepted_->IsOpen());
+  EXPECT_FALSE(writes.back().IsDone());
+
+  ticker_.Advance(absl::Seconds(2));
+  ASSERT_TRUE(terminated.AwaitFor(kWait));
+  EXPECT_TRUE(terminated.IsSuccess()) << terminated.Cause();
+  EXPECT_FALSE(accepted_->IsOpen());
+  EXPECT_EQ(recorder_->events(), kClosedEvents);
+  ASSERT_TRUE(writes.back().IsDone());
+  EXPECT_FALSE(writes.back().IsSuccess());
+  EXPECT_EQ(writes.back().Cause().code(), absl::StatusCode::kFailedPrecondition)
+      << writes.back().Cause();
+  EXPECT_EQ(accepted_->PendingOutboundBytes(), 0);
+
+  close(peer_);
+  peer_ = -1;
+  accepted_.reset();
+  server_.reset();
+  group_.reset();
+  EXPECT_EQ(testing::OpenFdCount(), fds_before_);
+}
+
+// Nothing queued: the accepted channel and the listening channel close at once, and
+// the loop terminates with the ticker never moving (so not by the timeout).
+TEST_F(GracefulDrainTest, IdleAndListeningChannelsCloseAtOnce) {
+  ASSERT_NO_FATAL_FAILURE(Start(&ticker_));
+
+  Future<void> terminated = group_->ShutdownGracefully(absl::ZeroDuration(), absl::Hours(1));
+  ASSERT_TRUE(terminated.AwaitFor(kWait));
+  EXPECT_TRUE(terminated.IsSuccess()) << terminated.Cause();
+  EXPECT_FALSE(server_->IsOpen());
+  EXPECT_FALSE(accepted_->IsOpen());
+  EXPECT_EQ(recorder_->events(), kClosedEvents);
+  char c;
+  EXPECT_EQ(recv(peer_, &c, 1, 0), 0);  // the peer sees EOF
+}
+
+// Writes made while draining (here from a write listener) are flushed and sent too; the
+// channel closes only once they are out.
+TEST_F(GracefulDrainTest, WritesQueuedWhileDrainingAreSentBeforeTheClose) {
+  ASSERT_NO_FATAL_FAILURE(Start(nullptr));
+  std::vector<ChannelFuture> writes = QueueWrites();
+  Promise<ChannelFuture> extra(nullptr);
+  std::shared_ptr<NioSocketChannel> ch = accepted_;
+  // The first write completes only after shutdown began (the peer reads nothing yet).
+  writes.front().AddListener([ch, extra](const ChannelFuture&) mutable {
+    extra.TrySuccess(ch->Write(testing::StreamChunk(kTotal, 1000)));  // no Flush
+  });
+  Future<void> terminated = group_->ShutdownGracefully(absl::ZeroDuration(), kWait);
+  ASSERT_TRUE(server_->CloseFuture().AwaitFor(kWait));
+
+  const testing::PeerRead read = testing::ReadStreamUntilEnd(peer_);
+  EXPECT_EQ(read.bytes, kTotal + 1000);
+  EXPECT_EQ(read.first_bad, UINT64_MAX) << "first wrong byte at offset " << read.first_bad;
+  EXPECT_EQ(read.last, 0) << "expected EOF, got errno " << read.last_errno;
+  ASSERT_TRUE(extra.AwaitFor(kWait));
+  ChannelFuture extra_write = *extra.GetNow();
+  ASSERT_TRUE(extra_write.AwaitFor(kWait));
+  EXPECT_TRUE(extra_write.IsSuccess()) << extra_write.Cause();
+  ASSERT_TRUE(terminated.AwaitFor(kWait));
+  EXPECT_EQ(recorder_->events(), kClosedEvents);
+}
+
+}  // namespace
+}  // namespace gyre
