@@ -1,0 +1,88 @@
+// Test helpers for //codec and //codec/http: buffers from strings, reading frames back
+// as strings, and the ways of splitting an input that every decoder test walks through.
+#ifndef GYRE_CODEC_CODEC_TEST_UTIL_H_
+#define GYRE_CODEC_CODEC_TEST_UTIL_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "gyre/channel/byte_buf.h"
+#include "gyre/channel/byte_buf_allocator.h"
+#include "gyre/testing/embedded_channel.h"
+
+namespace gyre {
+namespace codec_test {
+
+inline ByteBuf Buf(absl::string_view s) {
+  return *UnpooledByteBufAllocator::Default()->CopiedBuffer(s);
+}
+
+// Every way the tests feed `input`: whole; in two pieces split at each byte boundary;
+// one byte at a time.
+inline std::vector<std::vector<std::string>> Splits(absl::string_view input) {
+  std::vector<std::vector<std::string>> out;
+  out.push_back({std::string(input)});
+  for (size_t i = 1; i < input.size(); ++i) {
+    out.push_back({std::string(input.substr(0, i)), std::string(input.substr(i))});
+  }
+  std::vector<std::string> bytes;
+  for (char c : input) bytes.push_back(std::string(1, c));
+  if (input.size() > 1) out.push_back(bytes);
+  return out;
+}
+
+// Describes a split for failure messages.
+inline std::string Describe(const std::vector<std::string>& pieces) {
+  std::string d = "pieces:";
+  for (const std::string& p : pieces) d += " " + std::to_string(p.size());
+  return d;
+}
+
+inline void Feed(testing::EmbeddedChannel& ch, const std::vector<std::string>& pieces) {
+  for (const std::string& p : pieces) ch.WriteInbound(Buf(p));
+}
+
+// Reads every inbound ByteBuf as a string (a non-ByteBuf is reported as "<type>").
+inline std::vector<std::string> InboundStrings(testing::EmbeddedChannel& ch) {
+  std::vector<std::string> out;
+  while (std::optional<Message> m = ch.ReadInbound()) {
+    if (ByteBuf* b = m->Get<ByteBuf>()) {
+      out.push_back(b->ToString());
+    } else if (std::string* s = m->Get<std::string>()) {
+      out.push_back(*s);
+    } else {
+      out.push_back(std::string("<") + m->type_name() + ">");
+    }
+  }
+  return out;
+}
+
+inline std::vector<std::string> OutboundStrings(testing::EmbeddedChannel& ch) {
+  std::vector<std::string> out;
+  while (std::optional<Message> m = ch.ReadOutbound()) {
+    if (ByteBuf* b = m->Get<ByteBuf>()) {
+      out.push_back(b->ToString());
+    } else if (std::string* s = m->Get<std::string>()) {
+      out.push_back(*s);
+    } else {
+      out.push_back(std::string("<") + m->type_name() + ">");
+    }
+  }
+  return out;
+}
+
+// Every exception that reached the tail, in order.
+inline std::vector<absl::Status> Exceptions(testing::EmbeddedChannel& ch) {
+  std::vector<absl::Status> out;
+  for (absl::Status s = ch.CheckException(); !s.ok(); s = ch.CheckException()) out.push_back(s);
+  return out;
+}
+
+}  // namespace codec_test
+}  // namespace gyre
+
+#endif  // GYRE_CODEC_CODEC_TEST_UTIL_H_

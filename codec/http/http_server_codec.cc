@@ -1,0 +1,358 @@
+#include "gyre/codec/http/http_server_codec.h"
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "gyre/channel/channel.h"
+#include "gyre/codec/codec_status.h"
+
+namespace gyre {
+namespace {
+
+constexpr size_t kMaxLimit = size_t{1} << 30;
+constexpr absl::string_view kCrlf = "\r\n";
+constexpr absl::string_view kLastChunk = "0\r\n\r\n";
+
+// Fills the writable bytes of a buffer sized beforehand with plain copies, then
+// publishes them with one SetWriterIndex. Overflowing the reserved room (a sizing bug)
+// is reported by ok(), never written past.
+class Appender {
+ public:
+  explicit Appender(ByteBuf& buf) : buf_(buf) {
+    absl::Span<uint8_t> room = buf.WritableSpan();
+    p_ = reinterpret_cast<char*>(room.data());
+    end_ = p_ + room.size();
+  }
+  Appender& operator<<(absl::string_view s) {
+    if (static_cast<size_t>(end_ - p_) < s.size()) {
+      ok_ = false;
+    } else if (ok_ && !s.empty()) {
+      std::memcpy(p_, s.data(), s.size());
+      p_ += s.size();
+      written_ += s.size();
+    }
+    return *this;
+  }
+  // Publishes what was written; false if anything did not fit.
+  bool Finish() {
+    return ok_ && buf_.SetWriterIndex(buf_.writer_index() + written_).ok();
+  }
+
+ private:
+  ByteBuf& buf_;
+  char* p_ = nullptr;
+  char* end_ = nullptr;
+  size_t written_ = 0;
+  bool ok_ = true;
+};
+
+absl::string_view VersionText(HttpVersion v) {
+  return v == HttpVersion::kHttp10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+}
+
+// Lower-case hex of n into buf (at least 16 bytes); returns the digits.
+absl::string_view Hex(uint64_t n, char* buf) {
+  char* end = buf + 16;
+  char* p = end;
+  do {
+    *--p = "0123456789abcdef"[n & 15];
+    n >>= 4;
+  } while (n != 0);
+  return absl::string_view(p, static_cast<size_t>(end - p));
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<HttpServerCodec>> HttpServerCodec::Create(
+    HttpServerCodecOptions options) {
+  const HttpParserLimits& l = options.limits;
+  const std::pair<const char*, size_t> limits[] = {
+      {"max_request_line", l.max_request_line}, {"max_header_bytes", l.max_header_bytes},
+      {"max_headers", l.max_headers},           {"max_body", l.max_body},
+      {"max_chunk_line", l.max_chunk_line}};
+  for (const auto& [name, value] : limits) {
+    if (value == 0 || value > kMaxLimit) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("HttpServerCodec: ", name, " must be in [1, 2^30], got ", value));
+    }
+  }
+  return std::make_shared<HttpServerCodec>(options);
+}
+
+HttpServerCodec::HttpServerCodec(HttpServerCodecOptions options)
+    : options_(options),
+      alloc_(options.alloc != nullptr ? options.alloc : PooledByteBufAllocator::Default()),
+      parser_(options.limits) {}
+
+absl::Status HttpServerCodec::Decode(ChannelHandlerContext& ctx, ByteBuf& in,
+                                     DecoderOutput& out) {
+  if (discarding_ || !in.IsReadable()) {
+    return in.IsReadable() ? in.Skip(in.ReadableBytes()) : absl::OkStatus();
+  }
+  size_t used = 0;
+  const HttpRequestParser::Result r = parser_.Parse(in.ReadableView(), &used);
+  absl::Status skipped = in.Skip(used);
+  if (!skipped.ok()) return skipped;
+  switch (r) {
+    case HttpRequestParser::kNeedMore:
+      return absl::OkStatus();
+    case HttpRequestParser::kExpectContinue:
+      if (options_.send_continue && requests_.empty()) {
+        absl::StatusOr<ByteBuf> buf = alloc_->CopiedBuffer("HTTP/1.1 100 Continue\r\n\r\n");
+        if (!buf.ok()) return buf.status();
+        ctx.WriteAndFlush(*std::move(buf));
+      }
+      return absl::OkStatus();
+    case HttpRequestParser::kRequest: {
+      HttpRequest req = parser_.TakeRequest();
+      requests_.push_back(Pending{req.method() == "HEAD"});
+      // RFC 9112 9.6: no further request is processed on a connection that will close.
+      if (!req.keep_alive()) discarding_ = true;
+      out.push_back(std::move(req));
+      return absl::OkStatus();
+    }
+    case HttpRequestParser::kError:
+      break;
+  }
+  discarding_ = true;
+  if (requests_.empty()) {
+    SendErrorResponse(ctx);
+  } else {
+    error_pending_ = true;
+  }
+  const int status = parser_.error_status();
+  const std::string detail =
+      absl::StrCat("HTTP ", status, " ", HttpReasonPhrase(status), ": ", parser_.error_detail());
+  return status == 413 || status == 414 || status == 431 ? TooLongFrameError(detail)
+                                                         : CorruptedFrameError(detail);
+}
+
+absl::Status HttpServerCodec::DecodeLast(ChannelHandlerContext& ctx, ByteBuf& in,
+                                         DecoderOutput& out) {
+  if (in.IsReadable()) {
+    absl::Status s = Decode(ctx, in, out);
+    if (!s.ok()) return s;
+  }
+  if (!discarding_ && parser_.in_request()) {
+    return CorruptedFrameError("connection closed before the HTTP request was complete");
+  }
+  return absl::OkStatus();
+}
+
+void HttpServerCodec::SendErrorResponse(ChannelHandlerContext& ctx) {
+  const int status = parser_.error_status();
+  const std::string body =
+      absl::StrCat(HttpReasonPhrase(status), ": ", parser_.error_detail(), "\n");
+  const std::string text = absl::StrCat(
+      "HTTP/1.1 ", status, " ", HttpReasonPhrase(status),
+      "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ", body.size(),
+      "\r\nConnection: close\r\n\r\n", body);
+  std::shared_ptr<Channel> ch = ctx.channel().shared_from_this();
+  absl::StatusOr<ByteBuf> buf = alloc_->CopiedBuffer(text);
+  if (!buf.ok()) {
+    ch->Close();
+    return;
+  }
+  ctx.WriteAndFlush(*std::move(buf)).AddListener([ch](const ChannelFuture&) { ch->Close(); });
+}
+
+void HttpServerCodec::Answered(ChannelHandlerContext& ctx) {
+  if (!requests_.empty()) requests_.pop_front();
+  if (error_pending_ && requests_.empty()) {
+    error_pending_ = false;
+    ctx.Flush();
+    SendErrorResponse(ctx);
+  }
+}
+
+void HttpServerCodec::Write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
+  if (const HttpResponse* resp = msg.Get<HttpResponse>()) {
+    WriteResponse(ctx, *resp, std::move(promise));
+    return;
+  }
+  if (const SharedHttpResponse* shared = msg.Get<SharedHttpResponse>()) {
+    if (*shared == nullptr) {
+      promise.TryFailure(absl::InvalidArgumentError("a null SharedHttpResponse was written"));
+      return;
+    }
+    WriteResponse(ctx, **shared, std::move(promise));
+    return;
+  }
+  if (HttpChunk* chunk = msg.Get<HttpChunk>()) {
+    WriteChunk(ctx, *chunk, std::move(promise));
+    return;
+  }
+  ctx.Write(std::move(msg), std::move(promise));
+}
+
+void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpResponse& resp,
+                                    ChannelPromise promise) {
+  const int status = resp.status();
+  if (status < 100 || status > 999) {
+    promise.TryFailure(absl::InvalidArgumentError(
+        absl::StrCat("HttpResponse status ", status, " is not a three-digit code")));
+    return;
+  }
+  if (!resp.headers_valid()) {
+    promise.TryFailure(absl::InvalidArgumentError(
+        "HttpResponse has a header that may not be sent (a field name that is not a token, "
+        "or a control character in a value)"));
+    return;
+  }
+  if (in_chunked_response_) {
+    promise.TryFailure(absl::FailedPreconditionError(
+        "HttpResponse written before the chunked response in progress ended"));
+    return;
+  }
+  const bool informational = status < 200;
+  const bool head = !informational && !requests_.empty() && requests_.front().head;
+  const bool bodiless = informational || status == 204 || status == 304;
+  const bool chunked = resp.chunked() && !bodiless;
+  const bool send_body = !head && !bodiless && !resp.body().empty();
+  const absl::string_view reason = HttpReasonPhrase(status);
+  char status_digits[3] = {static_cast<char>('0' + status / 100),
+                           static_cast<char>('0' + status / 10 % 10),
+                           static_cast<char>('0' + status % 10)};
+  const absl::AlphaNum length(resp.body().size());
+  char hex[16];
+  const absl::string_view body_size_hex = Hex(resp.body().size(), hex);
+
+  size_t size = 9 + 3 + 1 + reason.size() + 2 + resp.header_block().size() + 2;
+  if (chunked) {
+    size += 28 + (send_body ? body_size_hex.size() + 4 + resp.body().size() : 0) +
+            kLastChunk.size();
+  } else {
+    size += 18 + length.size() + (send_body ? resp.body().size() : 0);
+  }
+  absl::StatusOr<ByteBuf> buf = alloc_->Buffer(size);
+  if (!buf.ok()) {
+    promise.TryFailure(buf.status());
+    return;
+  }
+  Appender out(*buf);
+  out << VersionText(resp.version()) << absl::string_view(status_digits, 3) << " " << reason
+      << kCrlf << resp.header_block();
+  bool ends = true;
+  if (chunked) {
+    out << "Transfer-Encoding: chunked\r\n\r\n";
+    if (send_body) out << body_size_hex << kCrlf << resp.body() << kCrlf;
+    if (resp.end_stream()) {
+      if (!head) out << kLastChunk;
+    } else {
+      ends = false;
+      in_chunked_response_ = true;
+      chunked_response_to_head_ = head;
+    }
+  } else {
+    if (!resp.has_content_length() && !bodiless) {
+      out << "Content-Length: " << length.Piece() << kCrlf;
+    }
+    out << kCrlf;
+    if (send_body) out << resp.body();
+  }
+  if (!out.Finish()) {
+    in_chunked_response_ = false;
+    promise.TryFailure(absl::InternalError("HttpServerCodec: response larger than sized"));
+    return;
+  }
+  ctx.Write(*std::move(buf), std::move(promise));
+  if (!informational && ends) Answered(ctx);
+}
+
+void HttpServerCodec::WriteChunk(ChannelHandlerContext& ctx, HttpChunk& chunk,
+                                 ChannelPromise promise) {
+  if (!in_chunked_response_) {
+    promise.TryFailure(absl::FailedPreconditionError(
+        "HttpChunk written without a chunked HttpResponse in progress"));
+    return;
+  }
+  const bool send = !chunked_response_to_head_;
+  char hex[16];
+  const absl::string_view size_hex = Hex(chunk.data.size(), hex);
+  const size_t size = send ? size_hex.size() + 4 + chunk.data.size() + kLastChunk.size() : 0;
+  absl::StatusOr<ByteBuf> buf = alloc_->Buffer(size);
+  if (!buf.ok()) {
+    promise.TryFailure(buf.status());
+    return;
+  }
+  Appender out(*buf);
+  if (send && !chunk.data.empty()) out << size_hex << kCrlf << chunk.data << kCrlf;
+  if (send && chunk.last) out << kLastChunk;
+  if (!out.Finish()) {
+    promise.TryFailure(absl::InternalError("HttpServerCodec: chunk larger than sized"));
+    return;
+  }
+  ctx.Write(*std::move(buf), std::move(promise));
+  if (chunk.last) {
+    in_chunked_response_ = false;
+    chunked_response_to_head_ = false;
+    Answered(ctx);
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// HttpServerKeepAliveHandler
+
+void HttpServerKeepAliveHandler::ChannelRead(ChannelHandlerContext& ctx, Message msg) {
+  if (const HttpRequest* req = msg.Get<HttpRequest>()) {
+    requests_.push_back(Pending{req->keep_alive(), req->version() == HttpVersion::kHttp10});
+  }
+  ctx.FireChannelRead(std::move(msg));
+}
+
+void HttpServerKeepAliveHandler::CloseAfter(ChannelHandlerContext& ctx,
+                                            ChannelPromise& promise) {
+  promise.AddListener(
+      [ch = ctx.channel().shared_from_this()](const ChannelFuture&) { ch->Close(); });
+}
+
+void HttpServerKeepAliveHandler::Write(ChannelHandlerContext& ctx, Message msg,
+                                       ChannelPromise promise) {
+  HttpResponse* own = msg.Get<HttpResponse>();
+  const SharedHttpResponse* shared = own == nullptr ? msg.Get<SharedHttpResponse>() : nullptr;
+  const HttpResponse* resp = own != nullptr ? own : shared != nullptr ? shared->get() : nullptr;
+  if (resp != nullptr) {
+    if (resp->status() >= 200 && !in_chunked_response_) {
+      Pending p;
+      if (!requests_.empty()) {
+        p = requests_.front();
+        requests_.pop_front();
+      }
+      const bool close = !p.keep_alive || resp->connection_close();
+      const char* connection = nullptr;
+      if (!resp->has_connection()) {
+        if (close) {
+          connection = "close";
+        } else if (p.http10) {
+          connection = "keep-alive";
+        }
+      }
+      if (connection != nullptr) {
+        if (own == nullptr) {
+          // A shared response is never changed: write a changed copy.
+          msg = HttpResponse(*resp);
+          own = msg.Get<HttpResponse>();
+          resp = own;
+        }
+        own->AddHeader("Connection", connection);
+      }
+      if (resp->chunked() && !resp->end_stream()) {
+        in_chunked_response_ = true;
+        close_after_chunks_ = close;
+      } else if (close) {
+        CloseAfter(ctx, promise);
+      }
+    }
+  } else if (const HttpChunk* chunk = msg.Get<HttpChunk>()) {
+    if (chunk->last && in_chunked_response_) {
+      in_chunked_response_ = false;
+      if (close_after_chunks_) CloseAfter(ctx, promise);
+      close_after_chunks_ = false;
+    }
+  }
+  ctx.Write(std::move(msg), std::move(promise));
+}
+
+}  // namespace gyre

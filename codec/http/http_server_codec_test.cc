@@ -1,0 +1,397 @@
+#include "gyre/codec/http/http_server_codec.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "gyre/codec/codec_status.h"
+#include "gyre/codec/codec_test_util.h"
+#include "gyre/codec/http/http_message.h"
+#include "gyre/testing/embedded_channel.h"
+
+namespace gyre {
+namespace {
+
+using codec_test::Buf;
+using codec_test::Describe;
+using codec_test::Exceptions;
+using codec_test::Feed;
+using codec_test::OutboundStrings;
+using codec_test::Splits;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using testing::EmbeddedChannel;
+
+// Answers each request with 200 and the body "<method> <target> [<body>]", or holds
+// the requests when `defer` is set (the test answers them later).
+class Responder final : public ChannelInboundHandler {
+ public:
+  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override {
+    HttpRequest* req = msg.Get<HttpRequest>();
+    if (req == nullptr) {
+      ctx.FireChannelRead(std::move(msg));
+      return;
+    }
+    ++requests;
+    if (defer) {
+      held.push_back(std::move(*req));
+      return;
+    }
+    ctx.Write(Answer(*req));
+  }
+  void ChannelReadComplete(ChannelHandlerContext& ctx) override { ctx.Flush(); }
+
+  static HttpResponse Answer(const HttpRequest& req) {
+    HttpResponse resp(200);
+    resp.AddHeader("Content-Type", "text/plain");
+    resp.set_body(absl::StrCat(req.method(), " ", req.target(),
+                               req.body().empty() ? "" : " ", req.body()));
+    return resp;
+  }
+
+  bool defer = false;
+  int requests = 0;
+  std::vector<HttpRequest> held;
+};
+
+std::string Expected200(absl::string_view body, absl::string_view extra_headers = "") {
+  return absl::StrCat("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n", extra_headers,
+                      "Content-Length: ", body.size(), "\r\n\r\n", body);
+}
+
+struct Fixture {
+  explicit Fixture(HttpServerCodecOptions options = {}, bool keep_alive = false) {
+    responder = std::make_shared<Responder>();
+    std::vector<std::shared_ptr<ChannelHandler>> handlers = {
+        std::make_shared<HttpServerCodec>(options)};
+    if (keep_alive) handlers.push_back(std::make_shared<HttpServerKeepAliveHandler>());
+    handlers.push_back(responder);
+    ch = EmbeddedChannel::Create(handlers);
+  }
+  std::string Out() { return absl::StrJoin(OutboundStrings(*ch), ""); }
+
+  std::shared_ptr<Responder> responder;
+  std::shared_ptr<EmbeddedChannel> ch;
+};
+
+TEST(HttpServerCodecTest, AnswersAGetWithContentLength) {
+  Fixture f;
+  f.ch->WriteInbound(Buf("GET /plaintext HTTP/1.1\r\nHost: a\r\n\r\n"));
+  EXPECT_EQ(f.Out(), Expected200("GET /plaintext"));
+  EXPECT_TRUE(f.ch->CheckException().ok());
+  EXPECT_TRUE(f.ch->IsOpen());
+  EXPECT_FALSE(f.ch->Finish());
+}
+
+// Pipelined requests (with a Content-Length body and a chunked body), split at every
+// byte, are answered in order, each exactly once.
+TEST(HttpServerCodecTest, PipelinedRequestsAnsweredInOrderAtEverySplit) {
+  const std::string input = absl::StrCat(
+      "GET /1 HTTP/1.1\r\nHost: a\r\n\r\n",
+      "POST /2 HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nbody",
+      "POST /3 HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nxy\r\n0\r\n\r\n",
+      "GET /4 HTTP/1.1\r\nHost: a\r\n\r\n");
+  const std::string expected = Expected200("GET /1") + Expected200("POST /2 body") +
+                               Expected200("POST /3 xy") + Expected200("GET /4");
+  for (const std::vector<std::string>& pieces : Splits(input)) {
+    Fixture f;
+    Feed(*f.ch, pieces);
+    EXPECT_EQ(f.Out(), expected) << Describe(pieces);
+    EXPECT_EQ(f.responder->requests, 4) << Describe(pieces);
+    EXPECT_TRUE(f.ch->CheckException().ok()) << Describe(pieces);
+    EXPECT_TRUE(f.ch->IsOpen());
+  }
+}
+
+struct ErrorCase {
+  const char* name;
+  std::string input;
+  int status;
+  bool too_long;  // TooLongFrame rather than CorruptedFrame
+};
+
+class HttpServerCodecErrorTest : public ::testing::TestWithParam<ErrorCase> {};
+
+// Each malformed or over-limit request is answered with its status and
+// "Connection: close", the channel is closed, the error reaches ExceptionCaught, and a
+// request that follows the bad one is not answered.
+TEST_P(HttpServerCodecErrorTest, AnsweredWithStatusAndClose) {
+  const ErrorCase& c = GetParam();
+  HttpServerCodecOptions options;
+  options.limits.max_request_line = 64;
+  options.limits.max_header_bytes = 128;
+  options.limits.max_body = 16;
+  Fixture f(options);
+  f.ch->WriteInbound(Buf(c.input + "GET /after HTTP/1.1\r\nHost: a\r\n\r\n"));
+  const std::string out = f.Out();
+  EXPECT_THAT(out, StartsWith(absl::StrCat("HTTP/1.1 ", c.status, " ", HttpReasonPhrase(c.status),
+                                           "\r\n")));
+  EXPECT_THAT(out, HasSubstr("\r\nConnection: close\r\n"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("/after")));
+  EXPECT_EQ(f.responder->requests, 0);
+  EXPECT_FALSE(f.ch->IsOpen());
+  std::vector<absl::Status> errors = Exceptions(*f.ch);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(IsTooLongFrame(errors[0]), c.too_long) << errors[0];
+  EXPECT_EQ(IsCorruptedFrame(errors[0]), !c.too_long) << errors[0];
+  EXPECT_THAT(std::string(errors[0].message()), HasSubstr(absl::StrCat("HTTP ", c.status)));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadRequests, HttpServerCodecErrorTest,
+    ::testing::Values(
+        ErrorCase{"BadMethod", "G(T / HTTP/1.1\r\nHost: a\r\n\r\n", 400, false},
+        ErrorCase{"MissingCrlf", "GET / HTTP/1.1\nHost: a\n\n", 400, false},
+        ErrorCase{"BadChunkSize",
+                  "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n", 400,
+                  false},
+        ErrorCase{"HeaderFolding", "GET / HTTP/1.1\r\nHost: a\r\nX: 1\r\n 2\r\n\r\n", 400, false},
+        ErrorCase{"DuplicateContentLength",
+                  "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab",
+                  400, false},
+        ErrorCase{"NoHost", "GET / HTTP/1.1\r\n\r\n", 400, false},
+        ErrorCase{"UnsupportedVersion", "GET / HTTP/3.0\r\nHost: a\r\n\r\n", 505, false},
+        ErrorCase{"UnknownCoding",
+                  "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: br, chunked\r\n\r\n", 501,
+                  false},
+        ErrorCase{"RequestLineTooLong", "GET /" + std::string(100, 'a') + " HTTP/1.1\r\n", 414,
+                  true},
+        ErrorCase{"HeadersTooLarge",
+                  "GET / HTTP/1.1\r\nHost: a\r\nX: " + std::string(200, 'h') + "\r\n\r\n", 431,
+                  true},
+        ErrorCase{"BodyTooLarge", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 17\r\n\r\n", 413,
+                  true},
+        ErrorCase{"ChunkedBodyTooLarge",
+                  "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  "10\r\n0123456789abcdef\r\n1\r\n",
+                  413, true}),
+    [](const ::testing::TestParamInfo<ErrorCase>& info) { return std::string(info.param.name); });
+
+// A bad request after requests not yet answered waits for their responses: the error
+// response is the last thing written, then the channel closes.
+TEST(HttpServerCodecTest, ErrorResponseFollowsOutstandingResponses) {
+  Fixture f;
+  f.responder->defer = true;
+  f.ch->WriteInbound(Buf("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n"
+                         "BROKEN\r\n\r\n"));
+  EXPECT_EQ(f.Out(), "");
+  EXPECT_TRUE(f.ch->IsOpen());
+  ASSERT_EQ(f.responder->held.size(), 2u);
+  EXPECT_FALSE(IsCorruptedFrame(absl::OkStatus()));
+  EXPECT_TRUE(IsCorruptedFrame(f.ch->CheckException()));
+  f.ch->WriteOutbound(Responder::Answer(f.responder->held[0]));
+  EXPECT_EQ(f.Out(), Expected200("GET /1"));
+  EXPECT_TRUE(f.ch->IsOpen());
+  f.ch->WriteOutbound(Responder::Answer(f.responder->held[1]));
+  const std::string out = f.Out();
+  EXPECT_THAT(out, StartsWith(Expected200("GET /2") + "HTTP/1.1 400 Bad Request\r\n"));
+  EXPECT_FALSE(f.ch->IsOpen());
+}
+
+// RFC 9112 9.6: after "Connection: close" no further request is processed; with the
+// keep-alive handler the response says so and the channel closes once it is written.
+TEST(HttpServerCodecTest, ConnectionCloseStopsTheConnection) {
+  Fixture f({}, /*keep_alive=*/true);
+  f.ch->WriteInbound(Buf("GET /1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+                         "GET /2 HTTP/1.1\r\nHost: a\r\n\r\n"));
+  EXPECT_EQ(f.Out(), Expected200("GET /1", "Connection: close\r\n"));
+  EXPECT_EQ(f.responder->requests, 1);
+  EXPECT_FALSE(f.ch->IsOpen());
+  EXPECT_EQ(f.ch->CheckException(), absl::OkStatus());
+}
+
+TEST(HttpServerCodecTest, KeepAliveHandlerHttp10) {
+  Fixture f({}, /*keep_alive=*/true);
+  f.ch->WriteInbound(Buf("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+  EXPECT_EQ(f.Out(), Expected200("GET /a", "Connection: keep-alive\r\n"));
+  EXPECT_TRUE(f.ch->IsOpen());
+  f.ch->WriteInbound(Buf("GET /b HTTP/1.0\r\n\r\n"));
+  EXPECT_EQ(f.Out(), Expected200("GET /b", "Connection: close\r\n"));
+  EXPECT_FALSE(f.ch->IsOpen());
+}
+
+// A response that itself says "Connection: close" closes the channel too.
+TEST(HttpServerCodecTest, KeepAliveHandlerHonoursResponseClose) {
+  Fixture f({}, /*keep_alive=*/true);
+  f.responder->defer = true;
+  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  HttpResponse resp(503);
+  resp.AddHeader("Connection", "close");
+  f.ch->WriteOutbound(std::move(resp));
+  EXPECT_EQ(f.Out(), "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n"
+                     "Content-Length: 0\r\n\r\n");
+  EXPECT_FALSE(f.ch->IsOpen());
+}
+
+// A SharedHttpResponse is encoded as the same HttpResponse would be, any number of
+// times, and is never changed by the pipeline.
+TEST(HttpServerCodecTest, SharedResponseEncodedWithoutChange) {
+  Fixture f({}, /*keep_alive=*/true);
+  f.responder->defer = true;
+  f.ch->WriteInbound(Buf("GET /1 HTTP/1.1\r\nHost: a\r\n\r\n"
+                         "GET /2 HTTP/1.1\r\nHost: a\r\n\r\n"));
+  auto shared = std::make_shared<HttpResponse>(200);
+  shared->AddHeader("Content-Type", "text/plain");
+  shared->set_body("same");
+  const std::string block_before = shared->header_block();
+  SharedHttpResponse s = shared;
+  f.ch->WriteOutbound(s);
+  f.ch->WriteOutbound(s);
+  EXPECT_EQ(f.Out(), absl::StrCat(Expected200("same"), Expected200("same")));
+  EXPECT_EQ(shared->header_block(), block_before);
+  EXPECT_TRUE(f.ch->IsOpen());
+}
+
+// HttpServerKeepAliveHandler adds "Connection: close" to a copy of a shared response,
+// leaving the shared one as it was.
+TEST(HttpServerCodecTest, KeepAliveHandlerCopiesASharedResponseItMustChange) {
+  Fixture f({}, /*keep_alive=*/true);
+  f.responder->defer = true;
+  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"));
+  auto shared = std::make_shared<HttpResponse>(200);
+  shared->AddHeader("Content-Type", "text/plain");
+  shared->set_body("bye");
+  f.ch->WriteOutbound(SharedHttpResponse(shared));
+  EXPECT_EQ(f.Out(), Expected200("bye", "Connection: close\r\n"));
+  EXPECT_FALSE(shared->has_connection());
+  EXPECT_EQ(shared->header_block(), "Content-Type: text/plain\r\n");
+  EXPECT_FALSE(f.ch->IsOpen());
+}
+
+TEST(HttpServerCodecTest, NullSharedResponseFailsItsWrite) {
+  Fixture f;
+  f.responder->defer = true;
+  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  ChannelFuture w = f.ch->pipeline().WriteAndFlush(SharedHttpResponse());
+  f.ch->RunPendingTasks();
+  ASSERT_TRUE(w.IsDone());
+  EXPECT_EQ(w.Cause().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.Out(), "");
+}
+
+TEST(HttpServerCodecTest, HeadResponseHasNoBody) {
+  Fixture f;
+  f.ch->WriteInbound(Buf("HEAD /x HTTP/1.1\r\nHost: a\r\n\r\nGET /y HTTP/1.1\r\nHost: a\r\n\r\n"));
+  EXPECT_EQ(f.Out(), absl::StrCat("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                                  "Content-Length: 7\r\n\r\n",
+                                  Expected200("GET /y")));
+}
+
+TEST(HttpServerCodecTest, BodilessStatusesGetNoContentLength) {
+  Fixture f;
+  f.responder->defer = true;
+  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  HttpResponse no_content(204);
+  no_content.set_body("ignored");
+  f.ch->WriteOutbound(std::move(no_content));
+  f.ch->WriteOutbound(HttpResponse(304));
+  EXPECT_EQ(f.Out(), "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 304 Not Modified\r\n\r\n");
+}
+
+TEST(HttpServerCodecTest, ChunkedResponse) {
+  Fixture f;
+  f.responder->defer = true;
+  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  HttpResponse resp(200);
+  resp.set_body("first");
+  resp.set_chunked(true, /*end_stream=*/false);
+  f.ch->WriteOutbound(std::move(resp));
+  f.ch->WriteOutbound(HttpChunk{std::string(20, 'z'), false});
+  f.ch->WriteOutbound(HttpChunk{"end", true});
+  EXPECT_EQ(f.Out(), absl::StrCat("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                  "5\r\nfirst\r\n14\r\n",
+                                  std::string(20, 'z'), "\r\n3\r\nend\r\n0\r\n\r\n"));
+  EXPECT_EQ(f.ch->CheckException(), absl::OkStatus());
+}
+
+TEST(HttpServerCodecTest, ChunkedResponseInOneMessage) {
+  Fixture f;
+  f.responder->defer = true;
+  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  HttpResponse resp(200);
+  resp.set_body("all");
+  resp.set_chunked(true);
+  f.ch->WriteOutbound(std::move(resp));
+  EXPECT_EQ(f.Out(), "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nall\r\n0\r\n\r\n");
+}
+
+TEST(HttpServerCodecTest, ExpectContinue) {
+  Fixture f;
+  f.ch->WriteInbound(Buf("POST /u HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n"
+                         "Content-Length: 3\r\n\r\n"));
+  EXPECT_EQ(f.Out(), "HTTP/1.1 100 Continue\r\n\r\n");
+  EXPECT_EQ(f.responder->requests, 0);
+  f.ch->WriteInbound(Buf("abc"));
+  EXPECT_EQ(f.Out(), Expected200("POST /u abc"));
+}
+
+TEST(HttpServerCodecTest, ExpectContinueTooLargeIs413WithoutContinue) {
+  HttpServerCodecOptions options;
+  options.limits.max_body = 2;
+  Fixture f(options);
+  f.ch->WriteInbound(Buf("POST /u HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n"
+                         "Content-Length: 3\r\n\r\n"));
+  EXPECT_THAT(f.Out(), StartsWith("HTTP/1.1 413 Content Too Large\r\n"));
+  EXPECT_FALSE(f.ch->IsOpen());
+  EXPECT_TRUE(IsTooLongFrame(f.ch->CheckException()));
+}
+
+TEST(HttpServerCodecTest, InvalidResponsesFailTheirWrite) {
+  Fixture f;
+  f.responder->defer = true;
+  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  HttpResponse injected(200);
+  injected.AddHeader("X", "a\r\nSet-Cookie: evil");
+  EXPECT_FALSE(injected.headers_valid());
+  ChannelFuture w1 = f.ch->pipeline().WriteAndFlush(std::move(injected));
+  f.ch->RunPendingTasks();
+  ASSERT_TRUE(w1.IsDone());
+  EXPECT_EQ(w1.Cause().code(), absl::StatusCode::kInvalidArgument);
+  ChannelFuture w2 = f.ch->pipeline().WriteAndFlush(HttpResponse(42));
+  f.ch->RunPendingTasks();
+  EXPECT_EQ(w2.Cause().code(), absl::StatusCode::kInvalidArgument);
+  ChannelFuture w3 = f.ch->pipeline().WriteAndFlush(HttpChunk{"x", true});
+  f.ch->RunPendingTasks();
+  EXPECT_EQ(w3.Cause().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(f.Out(), "");
+  HttpResponse bad_name(200);
+  bad_name.AddHeader("Bad Name", "v");
+  EXPECT_FALSE(bad_name.headers_valid());
+}
+
+TEST(HttpServerCodecTest, ClosedMidRequestIsReported) {
+  Fixture f;
+  f.ch->WriteInbound(Buf("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc"));
+  EXPECT_TRUE(f.ch->CheckException().ok());
+  f.ch->Finish();
+  EXPECT_TRUE(IsCorruptedFrame(f.ch->CheckException()));
+  EXPECT_EQ(f.responder->requests, 0);
+}
+
+TEST(HttpServerCodecTest, ClosedBetweenRequestsIsQuiet) {
+  Fixture f;
+  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\n\r\n"));
+  f.Out();
+  f.ch->Finish();
+  EXPECT_TRUE(f.ch->CheckException().ok());
+}
+
+TEST(HttpServerCodecTest, CreateValidatesLimits) {
+  HttpServerCodecOptions options;
+  options.limits.max_headers = 0;
+  absl::StatusOr<std::shared_ptr<HttpServerCodec>> bad = HttpServerCodec::Create(options);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("max_headers"));
+  options.limits.max_headers = 10;
+  options.limits.max_body = size_t{1} << 31;
+  EXPECT_FALSE(HttpServerCodec::Create(options).ok());
+  EXPECT_TRUE(HttpServerCodec::Create().ok());
+}
+
+}  // namespace
+}  // namespace gyre
