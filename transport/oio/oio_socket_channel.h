@@ -1,0 +1,149 @@
+// OioSocketChannel: a TCP connection served by a thread of its own (a
+// ThreadPerChannelEventLoop), with the same Channel / pipeline API as the nio one.
+//
+//   auto group = OioEventLoopGroup::Create();
+//   std::shared_ptr<OioSocketChannel> ch = OioSocketChannel::Create();
+//   ch->pipeline().AddLast("app", handler).IgnoreError();
+//   (*group)->Register(ch);                               // then:
+//   ch->Connect(*SocketAddress::Parse("127.0.0.1:8080")).AddListener(...);
+//   ch->WriteAndFlush(std::string("hello"));              // from any thread
+//
+// The channel's thread blocks in poll(2) on the socket and the loop's eventfd: for
+// bytes while reading, for room while writes are pending; a task from another thread
+// (a write, a Close) wakes it at once. Reads, writes and connects never block the
+// thread anywhere else, so Close, CONNECT_TIMEOUT and timers work while a read or a
+// write is waiting.
+//
+// Reading: with AUTO_READ on (the default) the channel reads whenever bytes arrive;
+// each read fires ChannelRead with a ByteBuf (the handler owns it), up to
+// MAX_MESSAGES_PER_READ reads per wake-up, then ChannelReadComplete. With AUTO_READ
+// off it reads only after Read().
+//
+// Writing: Write queues a ByteBuf (or a std::string, copied); Flush sends what was
+// queued with writev, as far as the socket takes it; the rest goes when poll reports
+// room. Each write's future succeeds once its bytes are handed to the kernel.
+// IsWritable() follows the WRITE_BUFFER_HIGH/LOW_WATER_MARKs as in nio.
+//
+// Connecting: the future fails with DeadlineExceeded after CONNECT_TIMEOUT (default
+// 30 s), with Unavailable when refused or unreachable; the channel closes then.
+//
+// Closing (also on EOF or an I/O error): fires ChannelInactive and
+// ChannelUnregistered, completes CloseFuture, fails queued writes with
+// FailedPrecondition, and the channel's loop terminates.
+//
+// When its loop shuts down gracefully a connected channel with queued writes drains,
+// as a NioSocketChannel does: the unflushed ones are flushed, no ChannelRead is
+// delivered from then on (bytes the peer still sends are read and discarded, so the
+// close is a FIN, not a reset), later writes are flushed at once, and the channel
+// closes as usual once its outbound buffer is empty, so those writes succeed. An I/O
+// error, a hang-up, Close or the loop's shutdown timeout ends the drain early (failing
+// what is left). A channel with nothing queued, or still connecting, closes at once.
+//
+//   created -> registered -> connecting -> active -> closed (loop terminates)
+//
+// See docs/transport.md.
+//
+// Thread safety: thread-safe (operations hop to the channel's thread).
+// Ownership: shared; the loop holds a reference while registered.
+#ifndef GYRE_TRANSPORT_OIO_OIO_SOCKET_CHANNEL_H_
+#define GYRE_TRANSPORT_OIO_OIO_SOCKET_CHANNEL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "gyre/channel/byte_buf.h"
+#include "gyre/concurrent/scheduled_future.h"
+#include "gyre/transport/oio/abstract_oio_channel.h"
+
+namespace gyre {
+
+class OioSocketChannel final : public AbstractOioChannel {
+ public:
+  // An unconnected channel (its socket is made on connect or bind).
+  static std::shared_ptr<OioSocketChannel> Create();
+  // A channel over the connected socket `fd` (which it owns), accepted by `parent`.
+  static std::shared_ptr<OioSocketChannel> CreateAccepted(Channel* parent, int fd);
+  ~OioSocketChannel() override;
+
+  bool IsWritable() const override {
+    // Relaxed: a hint for producers; the loop is the only writer.
+    return writable_.load(std::memory_order_relaxed);
+  }
+  // Bytes written and not yet handed to the kernel (loop-maintained; relaxed snapshot).
+  int64_t PendingOutboundBytes() const { return pending_bytes_.load(std::memory_order_relaxed); }
+
+  Unsafe& unsafe() override { return unsafe_; }
+
+ private:
+  class OioUnsafe final : public Unsafe {
+   public:
+    explicit OioUnsafe(OioSocketChannel* ch) : ch_(ch) {}
+    void Register(EventLoop* loop, ChannelPromise promise) override {
+      ch_->DoRegister(loop, std::move(promise));
+    }
+    void Bind(const SocketAddress& local, ChannelPromise promise) override;
+    void Connect(const SocketAddress& remote, const SocketAddress& local,
+                 ChannelPromise promise) override;
+    void Disconnect(ChannelPromise promise) override { Close(std::move(promise)); }
+    void Close(ChannelPromise promise) override;
+    void Deregister(ChannelPromise promise) override { ch_->DoDeregister(std::move(promise)); }
+    void BeginRead() override;
+    void Write(Message msg, ChannelPromise promise) override;
+    void Flush() override;
+
+   private:
+    OioSocketChannel* const ch_;
+  };
+
+  struct Pending {
+    ByteBuf buf;
+    ChannelPromise promise;
+  };
+
+  OioSocketChannel(Channel* parent, int fd);
+
+  // OioIoHandler
+  short PollEvents() const override;
+  void OnPollEvent(short revents) override;
+  bool BeginShutdownDrain() override;
+  void DrainEvent(short revents);
+  void DiscardInbound();
+  void FlushOnLoop();
+
+  void OnRegistered() override;
+  absl::Status EnsureSocket(int family);
+  void FinishConnect();
+  void FailConnect(absl::Status cause);
+  void ReadReady();
+  void DoWrite();
+  void DoClose(absl::Status cause);
+  void AddPending(int64_t delta);
+  void SetWritable(bool writable);
+  void BecomeActive();
+
+  OioUnsafe unsafe_{this};
+  // Relaxed: see IsWritable() / PendingOutboundBytes().
+  std::atomic<bool> writable_{true};
+  std::atomic<int64_t> pending_bytes_{0};
+
+  // Loop-confined.
+  std::deque<Pending> unflushed_;
+  std::deque<Pending> flushed_;
+  std::optional<ChannelPromise> connect_promise_;
+  std::optional<ScheduledFuture<void>> connect_timeout_;
+  bool read_requested_ = false;
+  bool in_write_ = false;
+  // Set by BeginShutdownDrain: closes once flushed_ and unflushed_ are empty.
+  bool draining_ = false;
+  // While draining: the peer's FIN was read (nothing more to discard).
+  bool drain_input_done_ = false;
+  std::vector<char> read_buf_;
+};
+
+}  // namespace gyre
+
+#endif  // GYRE_TRANSPORT_OIO_OIO_SOCKET_CHANNEL_H_
