@@ -1,0 +1,66 @@
+// Heap-allocation counting for benchmarks, so "zero allocations per task" is a number.
+//
+//   void BM_Submit(benchmark::State& state) {
+//     ... setup (its allocations are not counted) ...
+//     gyre::bench::AllocationCounter allocs;
+//     for (auto _ : state) { ... }
+//     allocs.Report(state);   // counters["allocs_per_op"]
+//   }
+//
+// Linking `//benchmarks/alloc:alloc_counter` replaces the global `operator new` family
+// with versions that count each call (and then call malloc). Every gyre_cc_benchmark
+// links it. Only `operator new` is counted: allocations made with malloc directly (by C
+// libraries) are not. Under ASan/TSan the sanitizer's own operator new may take precedence,
+// and the counter then reads zero.
+//
+// Counts are kept per thread in single-writer slots (a plain load and store, no locked
+// instruction on the allocation path) and summed on read, so allocations made by other
+// threads — an executor's loop thread running the benchmark's tasks — are included.
+//
+// Thread safety: AllocationCounter is thread-compatible; TotalAllocations() is
+// thread-safe and exact for the threads that have finished allocating (a concurrent
+// allocation may or may not be included).
+
+#ifndef GYRE_BENCHMARKS_ALLOC_ALLOC_COUNTER_H_
+#define GYRE_BENCHMARKS_ALLOC_ALLOC_COUNTER_H_
+
+#include <cstdint>
+
+#include "benchmark/benchmark.h"
+
+namespace gyre::bench {
+
+// Calls of the global operator new (all forms) since the process started, all threads.
+uint64_t TotalAllocations();
+
+// Records the allocation total at construction; Report() publishes the allocations since
+// then divided by the benchmark's iterations as the counter "allocs_per_op".
+class AllocationCounter {
+ public:
+  AllocationCounter() : start_(TotalAllocations()) {}
+
+  uint64_t Since() const { return TotalAllocations() - start_; }
+
+  void Report(benchmark::State& state) const {
+    const double ops = state.iterations() > 0 ? static_cast<double>(state.iterations()) : 1;
+    Publish(state, static_cast<double>(Since()) / ops);
+  }
+
+  // As Report(), dividing by `ops` (for benchmarks whose iteration is many operations).
+  void Report(benchmark::State& state, double ops) const {
+    Publish(state, static_cast<double>(Since()) / (ops > 0 ? ops : 1));
+  }
+
+ private:
+  // Averaged over the benchmark's threads: with Threads(n) each thread reports the
+  // shared total over all threads' operations.
+  static void Publish(benchmark::State& state, double per_op) {
+    state.counters["allocs_per_op"] = benchmark::Counter(per_op, benchmark::Counter::kAvgThreads);
+  }
+
+  uint64_t start_;
+};
+
+}  // namespace gyre::bench
+
+#endif  // GYRE_BENCHMARKS_ALLOC_ALLOC_COUNTER_H_

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Tests of merge.py, gate.py and report.py on generated Google Benchmark JSON."""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TMP = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
+
+
+def gb_file(path, entries, date="2026-01-01T00:00:00", commit="c0"):
+    """entries: {name: [real_time_ns per repetition]} plus optional counters."""
+    benchmarks = []
+    for name, reps in entries.items():
+        for i, t in enumerate(reps):
+            benchmarks.append({"name": name, "run_name": name, "run_type": "iteration",
+                               "repetitions": len(reps), "repetition_index": i,
+                               "iterations": 1000, "real_time": t, "cpu_time": t,
+                               "time_unit": "ns", "items_per_second": 1e9 / t,
+                               "allocs_per_op": 0.0})
+    with open(path, "w") as f:
+        json.dump({"context": {"date": date, "gyre_date": date, "gyre_commit": commit,
+                               "num_cpus": 2}, "benchmarks": benchmarks}, f)
+    return path
+
+
+def run(script, *args):
+    return subprocess.run([sys.executable, os.path.join(HERE, script), *args],
+                          capture_output=True, text=True)
+
+
+def noisy(center, n, rng, spread=0.02):
+    return [center * (1 + rng.uniform(-spread, spread)) for _ in range(n)]
+
+
+class GateTest(unittest.TestCase):
+    def setUp(self):
+        self.rng = random.Random(7)
+        self.dir = tempfile.mkdtemp(dir=TMP)
+
+    def test_significant_slowdown_fails(self):
+        base = gb_file(os.path.join(self.dir, "b.json"), {"BM_A": noisy(100, 5, self.rng)})
+        cur = gb_file(os.path.join(self.dir, "c.json"), {"BM_A": noisy(130, 5, self.rng)})
+        r = run("gate.py", base, cur, "--threshold=10%", "--no-table")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("REGRESSED", r.stdout)
+
+    def test_noise_within_threshold_passes(self):
+        base = gb_file(os.path.join(self.dir, "b.json"), {"BM_A": noisy(100, 5, self.rng)})
+        cur = gb_file(os.path.join(self.dir, "c.json"), {"BM_A": noisy(104, 5, self.rng)})
+        r = run("gate.py", base, cur, "--threshold=10%", "--no-table")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_single_runs_never_fail(self):
+        base = gb_file(os.path.join(self.dir, "b.json"), {"BM_A": [100.0]})
+        cur = gb_file(os.path.join(self.dir, "c.json"), {"BM_A": [300.0]})
+        r = run("gate.py", base, cur, "--no-table")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("untested", r.stdout)
+
+    def test_overlapping_slow_outlier_is_not_significant(self):
+        # One slow repetition out of five: the median moves little; no failure.
+        base = gb_file(os.path.join(self.dir, "b.json"), {"BM_A": [100, 101, 99, 100, 102]})
+        cur = gb_file(os.path.join(self.dir, "c.json"), {"BM_A": [100, 250, 99, 101, 100]})
+        r = run("gate.py", base, cur, "--no-table")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_bad_input(self):
+        bad = os.path.join(self.dir, "bad.json")
+        with open(bad, "w") as f:
+            f.write("{not json")
+        good = gb_file(os.path.join(self.dir, "g.json"), {"BM_A": [1.0]})
+        r = run("gate.py", bad, good)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("cannot read", r.stderr)
+        r = run("gate.py", good, good, "--threshold=abc")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("bad --threshold", r.stderr)
+
+
+class MergeTest(unittest.TestCase):
+    def test_merges_and_adds_context(self):
+        d = tempfile.mkdtemp(dir=TMP)
+        a = gb_file(os.path.join(d, "a_benchmark.json"), {"BM_A": [1.0, 2.0]})
+        b = gb_file(os.path.join(d, "b_benchmark.json"), {"BM_B": [3.0]})
+        out = os.path.join(d, "run.json")
+        r = run("merge.py", out, a, b, "--commit", "abc123", "--date", "2026-02-02T00:00:00")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            data = json.load(f)
+        self.assertEqual(len(data["benchmarks"]), 3)
+        self.assertEqual(data["context"]["gyre_commit"], "abc123")
+        self.assertIn("cpus", data["context"]["gyre_machine"])
+        self.assertEqual({x["binary"] for x in data["benchmarks"]}, {"a_benchmark", "b_benchmark"})
+
+
+class ReportTest(unittest.TestCase):
+    def test_report_renders_in_headless_browser(self):
+        results = tempfile.mkdtemp(dir=TMP)
+        out = tempfile.mkdtemp(dir=TMP)
+        for i, (commit, t) in enumerate([("c1", 200.0), ("c2", 150.0), ("c3", 120.0)]):
+            gb_file(os.path.join(results, f"run{i}.json"),
+                    {"BM_W1_OneProducer/1000000/real_time": [t, t * 1.01, t * 0.99],
+                     "BM_PromiseCreateListenComplete": [30.0, 31.0, 29.0]},
+                    date=f"2026-01-0{i + 1}T00:00:00", commit=commit)
+        r = run("report.py", results, out)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        index = os.path.join(out, "index.html")
+        with open(index) as f:
+            page = f.read()
+        self.assertIn("c3", page)
+        self.assertIn("BM_W1_OneProducer", page)
+        pngs = [p for p in os.listdir(out) if p.endswith(".png")]
+        self.assertIn("W1.png", pngs)
+        self.assertIn("P1.png", pngs)
+        with open(os.path.join(out, "W1.png"), "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+        browser = shutil.which("chromium") or shutil.which("chromium-browser")
+        self.assertIsNotNone(browser, "chromium is not installed (./dev setup installs it)")
+        profile = tempfile.mkdtemp(dir=TMP)
+        env = dict(os.environ, HOME=profile)
+        dom = subprocess.run(
+            [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+             f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom",
+             "file://" + index],
+            capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(dom.returncode, 0, dom.stderr[-2000:])
+        total = len(pngs)
+        self.assertIn(f'data-images-total="{total}"', dom.stdout, dom.stdout[-2000:])
+        self.assertIn(f'data-images-loaded="{total}"', dom.stdout, dom.stdout[-2000:])
+
+    def test_inverted_rate_counter_is_scaled_to_its_unit(self):
+        # ns_per_hop is an inverted rate counter: Google Benchmark writes seconds per hop.
+        results = tempfile.mkdtemp(dir=TMP)
+        out = tempfile.mkdtemp(dir=TMP)
+        path = gb_file(os.path.join(results, "run.json"),
+                       {"BM_W3_PingPong/10000/real_time": [1e7, 1e7, 1e7]})
+        with open(path) as f:
+            data = json.load(f)
+        for b in data["benchmarks"]:
+            b["ns_per_hop"] = 1.21e-6
+        with open(path, "w") as f:
+            json.dump(data, f)
+        r = run("report.py", results, out)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(out, "index.html")) as f:
+            page = f.read()
+        row = page[page.index(">W3<"):]
+        row = row[:row.index("</tr>")]
+        self.assertIn("1.21k", row)
+        self.assertIn("(10.00x)", row)  # Netty's 12,100 ns against 1,210 ns
+
+    def test_empty_results_dir_is_an_error(self):
+        r = run("report.py", tempfile.mkdtemp(dir=TMP), tempfile.mkdtemp(dir=TMP))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no run files", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
