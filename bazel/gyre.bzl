@@ -6,7 +6,10 @@ plumbing are set in one place:
 - `gyre_cc_library` makes `hdrs` reachable as `#include "gyre/<package>/<file>"`.
 - `gyre_cc_test` adds the sanitizer suppression files to the runfiles.
 - `gyre_cc_benchmark` makes a `testonly` benchmark binary tagged `benchmark`, and a
-  `<name>_smoke` test that runs each benchmark once, so benchmarks cannot rot.
+  `<name>_smoke` test that runs each benchmark once, so benchmarks cannot rot. It links
+  the counting `operator new` of `//benchmarks/alloc` (allocations per operation).
+- `gyre_cc_fuzzer` makes a libFuzzer target (`--config=fuzz`) that, in every other
+  build, links a replay driver, and a `<name>_corpus_test` replaying its seed corpus.
 - `gyre_cc_grpc_library` runs protoc and grpc_cpp_plugin over `.proto` files.
 
 Warnings are enabled here; `-Werror` lives only in gyre's own `.bazelrc`, so a downstream
@@ -51,7 +54,10 @@ def gyre_cc_benchmark(name, copts = [], deps = [], tags = [], **kwargs):
         copts = GYRE_COPTS + copts,
         testonly = True,
         tags = tags + ["benchmark"],
-        deps = deps + ["@com_github_google_benchmark//:benchmark_main"],
+        deps = deps + [
+            "@com_github_google_benchmark//:benchmark_main",
+            Label("//benchmarks/alloc:alloc_counter"),
+        ],
         **kwargs
     )
     native.sh_test(
@@ -61,6 +67,38 @@ def gyre_cc_benchmark(name, copts = [], deps = [], tags = [], **kwargs):
         data = [":" + name, "//bazel:sanitizer_suppressions"],
         size = "medium",
         tags = tags,
+    )
+
+def gyre_cc_fuzzer(name, srcs, corpus, copts = [], deps = [], **kwargs):
+    """A fuzz target defining LLVMFuzzerTestOneInput, and a test replaying `corpus`.
+
+    Under `--config=fuzz` (clang with -fsanitize=fuzzer,address) the binary is a
+    libFuzzer fuzzer: `./dev fuzz //pkg:name --time=60s`. In other builds it links
+    //bazel:fuzz_driver, which runs the files given on its command line; the
+    `<name>_corpus_test` runs it over the seed corpus in every `bazel test`.
+    """
+    native.cc_binary(
+        name = name,
+        srcs = srcs,
+        copts = GYRE_COPTS + copts,
+        testonly = True,
+        tags = ["fuzzer"],
+        linkopts = select({
+            str(Label("//bazel:fuzzing")): ["-fsanitize=fuzzer"],
+            "//conditions:default": [],
+        }),
+        deps = deps + select({
+            str(Label("//bazel:fuzzing")): [],
+            "//conditions:default": [Label("//bazel:fuzz_driver")],
+        }),
+        **kwargs
+    )
+    native.sh_test(
+        name = name + "_corpus_test",
+        srcs = [Label("//bazel:fuzz_corpus_test.sh")],
+        args = ["$(location :%s)" % name] + ["$(location %s)" % c for c in corpus],
+        data = [":" + name, Label("//bazel:sanitizer_suppressions")] + corpus,
+        size = "small",
     )
 
 def gyre_cc_grpc_library(name, srcs, deps = [], visibility = None, **kwargs):

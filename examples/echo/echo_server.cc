@@ -1,9 +1,12 @@
 // An echo server: every byte a client sends comes back to it.
 //
 //   echo_server --port=8007 --threads=4
+//   echo_server --port=8007 --transport=oio      # a thread per connection
 //   nc 127.0.0.1 8007
 //
-// One loop accepts; --threads loops (0: twice the cores) serve the connections.
+// nio: one loop accepts; --threads loops (0: twice the cores) serve the connections.
+// oio: one thread accepts; each connection gets a thread of its own (--threads > 0
+// caps the connections served at once).
 #include <cstdio>
 #include <memory>
 
@@ -15,10 +18,13 @@
 #include "gyre/channel/socket_address.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
+#include "gyre/transport/oio/oio_event_loop_group.h"
+#include "gyre/transport/oio/oio_server_socket_channel.h"
 
 ABSL_FLAG(int, port, 8007, "TCP port to listen on (0: any free port)");
 ABSL_FLAG(int, threads, 0, "worker loops (0: twice the hardware concurrency)");
 ABSL_FLAG(std::string, host, "0.0.0.0", "numeric address to bind");
+ABSL_FLAG(std::string, transport, "nio", "nio (epoll loops) or oio (a thread per connection)");
 
 namespace {
 
@@ -41,6 +47,35 @@ int Fail(const absl::Status& s) {
   return 1;
 }
 
+// The oio branch: a thread per connection; `max_connections` (0: no cap) refuses more.
+int ServeOio(const gyre::SocketAddress& addr, int max_connections) {
+  auto bosses = gyre::OioEventLoopGroup::Create();
+  if (!bosses.ok()) return Fail(bosses.status());
+  auto workers = gyre::OioEventLoopGroup::Create(max_connections);
+  if (!workers.ok()) return Fail(workers.status());
+  auto echo = std::make_shared<EchoHandler>();
+  gyre::OioServerSocketChannel::ChildSetup setup;
+  setup.group = workers->get();
+  setup.initializer = [echo](gyre::OioSocketChannel& child) {
+    absl::Status s = child.pipeline().AddLast("echo", echo);
+    if (!s.ok()) child.Close();
+  };
+  setup.options.push_back(gyre::ChannelOptionSetting{gyre::ChannelOptionId::kTcpNodelay,
+                                                     "TCP_NODELAY", true});
+  auto server = gyre::OioServerSocketChannel::Create(std::move(setup));
+  gyre::ChannelFuture registered = (*bosses)->Register(server);
+  (void)registered.Await();
+  if (!registered.IsSuccess()) return Fail(registered.Cause());
+  gyre::ChannelFuture bound = server->Bind(addr);
+  (void)bound.Await();
+  if (!bound.IsSuccess()) return Fail(bound.Cause());
+  std::printf("echo_server (oio) listening on %s, a thread per connection\n",
+              server->local_address().ToString().c_str());
+  std::fflush(stdout);
+  (void)server->CloseFuture().Await();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,6 +87,9 @@ int main(int argc, char** argv) {
   absl::StatusOr<gyre::SocketAddress> addr =
       gyre::SocketAddress::FromHostAndPort(absl::GetFlag(FLAGS_host), port);
   if (!addr.ok()) return Fail(addr.status());
+  const std::string transport = absl::GetFlag(FLAGS_transport);
+  if (transport == "oio") return ServeOio(*addr, threads);
+  if (transport != "nio") return Fail(absl::InvalidArgumentError("--transport must be nio or oio"));
 
   auto bosses = gyre::NioEventLoopGroup::Create(1);
   if (!bosses.ok()) return Fail(bosses.status());
