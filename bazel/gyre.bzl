@@ -7,7 +7,8 @@ plumbing are set in one place:
 - `gyre_cc_test` adds the sanitizer suppression files to the runfiles.
 - `gyre_cc_benchmark` makes a `testonly` benchmark binary tagged `benchmark`, and a
   `<name>_smoke` test that runs each benchmark once, so benchmarks cannot rot. It links
-  the counting `operator new` of `//benchmarks/alloc` (allocations per operation).
+  the counting `operator new` of `//benchmarks/alloc` (allocations per operation). The
+  smoke test sets GYRE_BENCH_SMOKE, which `gyre::bench::SizeArg` reads to shrink sizes.
 - `gyre_cc_fuzzer` makes a libFuzzer target (`--config=fuzz`) that, in every other
   build, links a replay driver, and a `<name>_corpus_test` replaying its seed corpus.
 - `gyre_cc_grpc_library` runs protoc and grpc_cpp_plugin over `.proto` files.
@@ -65,8 +66,10 @@ def gyre_cc_benchmark(name, copts = [], deps = [], tags = [], **kwargs):
         srcs = ["//bazel:benchmark_smoke.sh"],
         args = ["$(location :%s)" % name],
         data = [":" + name, "//bazel:sanitizer_suppressions"],
-        size = "medium",
-        tags = tags,
+        size = "small",
+        # The sanitizer configs skip benchmark_smoke: a benchmark proves nothing there
+        # that the unit tests do not.
+        tags = tags + ["benchmark_smoke"],
     )
 
 def gyre_cc_fuzzer(name, srcs, corpus, copts = [], deps = [], **kwargs):

@@ -57,8 +57,8 @@ void SubmitNoops(benchmark::State& state, int producers) {
 
 void BM_W1_OneProducer(benchmark::State& state) { SubmitNoops(state, 1); }
 void BM_W2_TwoProducers(benchmark::State& state) { SubmitNoops(state, 2); }
-BENCHMARK(BM_W1_OneProducer)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_W2_TwoProducers)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_W1_OneProducer)->Arg(bench::SizeArg(1'000'000))->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_W2_TwoProducers)->Arg(bench::SizeArg(1'000'000))->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // W3: a task bounces between two executors; one item per hop.
 void BM_W3_PingPong(benchmark::State& state) {
@@ -89,7 +89,7 @@ void BM_W3_PingPong(benchmark::State& state) {
       static_cast<double>(state.iterations() * hops),
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_W3_PingPong)->Arg(10'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_W3_PingPong)->Arg(bench::SizeArg(10'000))->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // W5: schedule N timers with random delays 1 ms..10 s from outside the loop, then
 // cancel them all. Reports schedules/s and cancels/s.
@@ -127,7 +127,7 @@ void BM_W5_ScheduleThenCancel(benchmark::State& state) {
   state.counters["cancels_per_s"] = static_cast<double>(state.iterations() * n) / cancel_s;
   allocs.Report(state, static_cast<double>(state.iterations() * n));
 }
-BENCHMARK(BM_W5_ScheduleThenCancel)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_W5_ScheduleThenCancel)->Arg(bench::SizeArg(1'000'000))->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // W6: a task resubmits itself from its own loop N times. The task captures two
 // pointers (it fits an AnyInvocable's inline storage), so this measures the executor,
@@ -159,7 +159,7 @@ void BM_W6_SelfResubmit(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
   allocs.Report(state, static_cast<double>(state.iterations() * n));
 }
-BENCHMARK(BM_W6_SelfResubmit)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_W6_SelfResubmit)->Arg(bench::SizeArg(1'000'000))->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace gyre

@@ -8,10 +8,14 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -81,6 +85,70 @@ class Counter {
   std::mutex mu_;
   std::condition_variable cv_;
   int value_ = 0;
+};
+
+// A fixed set of threads that run one round of work at a time, released together: race
+// tests use it instead of starting a thread per iteration (thread creation dominates
+// such loops and exhausts the machine under the sanitizers).
+//
+//   ThreadCrew crew(2);
+//   for (...) { crew.Start([&](int t) { ... }); /* race here */ ASSERT_TRUE(crew.Wait()); }
+class ThreadCrew {
+ public:
+  explicit ThreadCrew(int size) {
+    for (int i = 0; i < size; ++i) threads_.emplace_back([this, i] { Loop(i); });
+  }
+  ~ThreadCrew() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      cv_.notify_all();
+    }
+    for (auto& t : threads_) t.join();
+  }
+  ThreadCrew(const ThreadCrew&) = delete;
+  ThreadCrew& operator=(const ThreadCrew&) = delete;
+
+  // Releases every thread to run body(thread_index) once. The previous round must have
+  // been waited for.
+  void Start(std::function<void(int)> body) {
+    std::lock_guard<std::mutex> lock(mu_);
+    body_ = std::move(body);
+    running_ = static_cast<int>(threads_.size());
+    ++round_;
+    cv_.notify_all();
+  }
+  // Waits for the round to finish; false if it did not within kHandshakeTimeout.
+  bool Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, kHandshakeTimeout, [&] { return running_ == 0; });
+  }
+
+ private:
+  void Loop(int index) {
+    uint64_t seen = 0;
+    while (true) {
+      std::function<void(int)>* body;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || round_ != seen; });
+        if (stop_) return;
+        seen = round_;
+        body = &body_;
+      }
+      (*body)(index);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--running_ == 0) cv_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::function<void(int)> body_;
+  uint64_t round_ = 0;
+  int running_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
 };
 
 // Wraps DefaultThreadFactory, counting threads; fails while `fail` is set.

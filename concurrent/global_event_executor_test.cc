@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "gyre/concurrent/executor_test_util.h"
 #include "gyre/concurrent/immediate_event_executor.h"
+#include "gyre/testing/budget.h"
 #include "gyre/testing/manual_ticker.h"
 
 namespace gyre {
@@ -19,12 +21,15 @@ namespace {
 
 // The worker notes the end of a run a moment after the task returned, so advance the
 // clock in steps until it stops (each wait is a handshake, not a timer).
+// The bound is a hang detector on the monotonic clock (scaled for the sanitizers).
 bool AdvanceUntilInactive(testing::ManualTicker& ticker, GlobalEventExecutor& e) {
-  for (int i = 0; i < 2000; ++i) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        absl::ToChronoNanoseconds(testing::Scaled(absl::Seconds(30)));
+  while (std::chrono::steady_clock::now() < deadline) {
     if (e.AwaitInactivity(absl::Milliseconds(5))) return true;
     ticker.Advance(absl::Milliseconds(250));
   }
-  return false;
+  return e.AwaitInactivity(absl::ZeroDuration());
 }
 
 // B72: starts on the first task, stops after the quiet period idle, restarts later.

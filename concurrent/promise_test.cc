@@ -13,12 +13,22 @@
 #include "gyre/concurrent/event_executor.h"
 #include "gyre/concurrent/future.h"
 #include "gyre/concurrent/internal/log.h"
+#include "gyre/concurrent/executor_test_util.h"
 #include "gyre/concurrent/internal/test_executor.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
 
 using internal::TestExecutor;
+
+// The race loops below run kStressFactor times longer in the stress variant
+// (//concurrent:promise_stress_test).
+#ifdef GYRE_STRESS
+constexpr int kStressFactor = 10;
+#else
+constexpr int kStressFactor = 1;
+#endif
 using ::testing::ElementsAre;
 
 // An executor that counts every use and runs nothing: for "never touches the executor".
@@ -312,18 +322,14 @@ TEST(ListenerTest, InlineInOrderOnExecutorThreadB42) {
 }
 
 TEST(ListenerTest, OrderHoldsWhenCompletionRacesAddListenerB42) {
-  constexpr int kIterations =
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-      2000;
-#else
-      20000;
-#endif
+  const int kIterations = static_cast<int>(testing::Iterations(2000 * kStressFactor));
   TestExecutor executor;
+  test::ThreadCrew crew(1);
   for (int it = 0; it < kIterations; ++it) {
     Promise<int> p(&executor);
     auto order = std::make_shared<std::vector<int>>();
     Promise<void> all_done(&executor);
-    std::thread completer([p]() mutable { p.TrySuccess(1); });
+    crew.Start([p](int) mutable { p.TrySuccess(1); });
     for (int i = 1; i <= 3; ++i) {
       p.AddListener([order, i, all_done, p](const Future<int>&) mutable {
         order->push_back(i);
@@ -335,8 +341,8 @@ TEST(ListenerTest, OrderHoldsWhenCompletionRacesAddListenerB42) {
         }
       });
     }
-    completer.join();
-    ASSERT_TRUE(all_done.AwaitFor(absl::Seconds(30)));
+    ASSERT_TRUE(crew.Wait());
+    ASSERT_TRUE(all_done.AwaitFor(testing::Scaled(absl::Seconds(30))));
     // all_done is completed on the loop by the last listener; read after a hop there.
     executor.RunAndWait([&] { ASSERT_THAT(*order, ElementsAre(1, 2, 3, 4)) << it; });
   }
@@ -575,11 +581,13 @@ TEST(AwaitTest, ManyWaitersReleasedByOneCompletion) {
 }
 
 TEST(AwaitTest, CompletionRacingAwaitNeverLosesWakeupB46) {
-  for (int i = 0; i < 2000; ++i) {
+  const int kIterations = static_cast<int>(testing::Iterations(2000 * kStressFactor));
+  test::ThreadCrew crew(1);
+  for (int i = 0; i < kIterations; ++i) {
     Promise<int> p;
-    std::thread completer([p]() mutable { p.TrySuccess(1); });
-    ASSERT_TRUE(p.AwaitFor(absl::Seconds(30))) << i;
-    completer.join();
+    crew.Start([p](int) mutable { p.TrySuccess(1); });
+    ASSERT_TRUE(p.AwaitFor(testing::Scaled(absl::Seconds(30)))) << i;
+    ASSERT_TRUE(crew.Wait());
   }
 }
 
@@ -587,23 +595,15 @@ TEST(AwaitTest, CompletionRacingAwaitNeverLosesWakeupB46) {
 
 TEST(RaceTest, ExactlyOneCompleterWins) {
   constexpr int kThreads = 8;
-  const int iterations =
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-      300;
-#else
-      3000;
-#endif
+  const int iterations = static_cast<int>(testing::Iterations(600 * kStressFactor));
   TestExecutor executor;
+  test::ThreadCrew crew(kThreads);
   for (int it = 0; it < iterations; ++it) {
     Promise<int> p(&executor);
     std::atomic<int> notified{0};
     std::atomic<int> winners{0};
     for (int l = 0; l < 3; ++l) p.AddListener([&notified](const Future<int>&) { ++notified; });
-    std::atomic<bool> go{false};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&, t]() mutable {
-        while (!go.load()) std::this_thread::yield();
+    crew.Start([&](int t) {
         bool won = false;
         switch (t % 3) {
           case 0: won = p.TrySuccess(t); break;
@@ -611,10 +611,8 @@ TEST(RaceTest, ExactlyOneCompleterWins) {
           case 2: won = p.Cancel(); break;
         }
         if (won) ++winners;
-      });
-    }
-    go = true;
-    for (auto& t : threads) t.join();
+    });
+    ASSERT_TRUE(crew.Wait());
     ASSERT_EQ(winners.load(), 1);
     ASSERT_TRUE(p.IsDone());
     executor.RunAndWait([] {});  // the notification task, if any, has run
@@ -625,19 +623,15 @@ TEST(RaceTest, ExactlyOneCompleterWins) {
 }
 
 TEST(RaceTest, AddListenerRacingCompletionNeverLostNeverTwice) {
-  const int iterations =
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-      10000;
-#else
-      100000;
-#endif
+  const int iterations = static_cast<int>(testing::Iterations(10000 * kStressFactor));
   TestExecutor executor;
   std::atomic<int> total{0};
+  test::ThreadCrew crew(1);
   for (int it = 0; it < iterations; ++it) {
     Promise<int> p(&executor);
-    std::thread completer([p]() mutable { p.TrySuccess(1); });
+    crew.Start([p](int) mutable { p.TrySuccess(1); });
     p.AddListener([&total](const Future<int>&) { total.fetch_add(1); });
-    completer.join();
+    ASSERT_TRUE(crew.Wait());
   }
   executor.RunAndWait([] {});
   EXPECT_EQ(total.load(), iterations);

@@ -1,6 +1,7 @@
 #include "gyre/concurrent/single_thread_event_executor.h"
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,7 @@
 #include "gyre/concurrent/default_event_executor.h"
 #include "gyre/concurrent/executor_test_util.h"
 #include "gyre/concurrent/internal/log.h"
+#include "gyre/testing/budget.h"
 #include "gyre/testing/manual_ticker.h"
 
 namespace gyre {
@@ -35,9 +37,13 @@ ExecutorOptions WithTicker(Ticker* ticker, std::shared_ptr<ThreadFactory> factor
 // Moves `ticker` by `step` until `done` completes. The loop records a task run's end a
 // moment after the task returned, so a test cannot know the exact instant the quiet
 // period restarted; it advances in steps instead (each wait is a handshake, not a timer).
+// The bound is a hang detector on the monotonic clock (scaled for the sanitizers), not a
+// count of fixed-length polls.
 bool AdvanceUntilDone(testing::ManualTicker& ticker, const Future<void>& done,
                       absl::Duration step) {
-  for (int i = 0; i < 2000; ++i) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        absl::ToChronoNanoseconds(testing::Scaled(absl::Seconds(30)));
+  while (std::chrono::steady_clock::now() < deadline) {
     if (done.AwaitFor(absl::Milliseconds(5))) return true;
     ticker.Advance(step);
   }
@@ -620,7 +626,11 @@ TEST(BoundedQueueTest, BackoffRetriesUntilThereIsRoom) {
 // No lost wake-ups: a long ping-pong between two loops must finish.
 TEST(WakeupTest, PingPongNeverLosesAWakeup) {
   DefaultEventExecutor a, b;
-  const int hops = test::kSanitized ? 2000 : 20000;
+#ifdef GYRE_STRESS
+  const int hops = 20000;  // //concurrent:single_thread_event_executor_stress_test
+#else
+  const int hops = static_cast<int>(testing::Iterations(2000));
+#endif
   Promise<void> done;
   struct Hop {
     DefaultEventExecutor* self;
@@ -636,7 +646,7 @@ TEST(WakeupTest, PingPongNeverLosesAWakeup) {
     }
   };
   ASSERT_TRUE(a.Execute(Hop{&a, &b, hops, done}).ok());
-  ASSERT_TRUE(done.AwaitFor(absl::Seconds(60)));
+  ASSERT_TRUE(done.AwaitFor(testing::Scaled(absl::Seconds(60))));
 }
 
 // A Netty-style loop built on TakeTask (B06): ordinary and due scheduled tasks both run.

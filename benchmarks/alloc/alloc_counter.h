@@ -25,10 +25,19 @@
 #define GYRE_BENCHMARKS_ALLOC_ALLOC_COUNTER_H_
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "benchmark/benchmark.h"
 
 namespace gyre::bench {
+
+// A benchmark's problem size: `n`, or n / 1000 (at least 1) when GYRE_BENCH_SMOKE is set,
+// as the `<name>_smoke` tests do, so that a smoke run only proves the benchmark works.
+//   BENCHMARK(BM_Submit)->Arg(gyre::bench::SizeArg(1'000'000));
+inline int64_t SizeArg(int64_t n) {
+  if (std::getenv("GYRE_BENCH_SMOKE") == nullptr) return n;
+  return n / 1000 > 0 ? n / 1000 : 1;
+}
 
 // Calls of the global operator new (all forms) since the process started, all threads.
 uint64_t TotalAllocations();
