@@ -17,7 +17,8 @@
 // executor; for a channel not registered yet, HandlerAdded waits for registration.
 // Names are unique within a pipeline; an empty name gets a generated one.
 //
-// Thread safety: every method is thread-safe.
+// Thread safety: every method is thread-safe, except SetUnhandledHooks, which must be
+// called before the channel is registered (before any event flows).
 // Ownership: owned by its channel; holds its handlers by shared_ptr. Removed contexts
 // are kept until the pipeline is destroyed, so a context pointer stays valid for the
 // channel's life.

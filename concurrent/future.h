@@ -24,7 +24,10 @@
 //    being notified runs after them; each listener runs exactly once;
 //  - inline notification nests at most 8 deep, then continues as a task;
 //  - a listener that throws is logged and the others still run;
-//  - completing a promise that has no listeners never touches its executor.
+//  - completing a promise that has no listeners never touches its executor;
+//  - if the executor rejects the notification task (it is shut down, or its queue is
+//    full), the listeners run on the thread that completed the promise (or added the
+//    listener) instead, so that none is lost.
 // A future with a null executor notifies on whichever thread completes it (or adds the
 // listener), bounding recursion the same way.
 //

@@ -527,18 +527,20 @@ bool SingleThreadEventExecutor::ConfirmShutdown() {
   }
   int64_t quiet = quiet_nanos_.load(std::memory_order_relaxed);
   bool ran_tasks = RunAllTasks();
-  bool ran_hooks = RunShutdownHooks();
+  // Shutdown hooks run later, in ThreadMain, once the state is kShutdown (new tasks,
+  // including ones a hook submits, are rejected there).
   // The subclass's own shutdown work (an event loop's draining channels) holds the
   // executor up to the timeout; it does its own waiting, so no sleep here.
   if (in_run_ && !IsShutdown() && NanosUntilShutdownTimeout() > 0 && HasPendingShutdownWork()) {
     return false;
   }
-  if (ran_tasks || ran_hooks) {
-    if (IsShutdown() || quiet == 0) return true;
-    return false;
+  int64_t timeout = timeout_nanos_.load(std::memory_order_relaxed);
+  if (ran_tasks) {
+    // A task run restarts the quiet period, but never the hard timeout: an executor fed
+    // without pause still shuts down once the timeout has passed.
+    return IsShutdown() || quiet == 0 || NanosNow() - shutdown_start_nanos_ >= timeout;
   }
   int64_t now = NanosNow();
-  int64_t timeout = timeout_nanos_.load(std::memory_order_relaxed);
   if (IsShutdown() || now - shutdown_start_nanos_ >= timeout || quiet == 0) return true;
   int64_t quiet_left = quiet - (now - last_execution_nanos_);
   if (quiet_left > 0) {

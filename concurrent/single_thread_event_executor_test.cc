@@ -234,6 +234,52 @@ TEST(SingleThreadEventExecutorTest, ShutdownHooksRunOnTheLoop) {
   EXPECT_EQ(runs.load(), 1);
 }
 
+// Hooks run after the state is kShutdown (API.md): a hook observes it, a task a hook
+// submits is rejected and never runs, and each hook runs once before termination.
+TEST(SingleThreadEventExecutorTest, ShutdownHooksRunInShutdownStateAndTheirTasksAreRejected) {
+  DefaultEventExecutor executor;
+  Barrier(executor);
+  std::atomic<int> state_seen{0};
+  std::atomic<int> execute_code{-1};
+  std::atomic<bool> hook_task_ran{false};
+  std::atomic<int> runs{0};
+  ASSERT_TRUE(executor.AddShutdownHook([&] {
+    state_seen = static_cast<int>(executor.state());
+    execute_code = static_cast<int>(executor.Execute([&] { hook_task_ran = true; }).code());
+    runs.fetch_add(1);
+  }).ok());
+  Future<void> done = executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(15));
+  ASSERT_TRUE(done.AwaitFor(testing::Scaled(absl::Seconds(30))));
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(state_seen.load(), static_cast<int>(ExecutorState::kShutdown));
+  EXPECT_EQ(execute_code.load(), static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  EXPECT_FALSE(hook_task_ran.load());
+}
+
+// The hard timeout holds under a steady stream of tasks: a task that resubmits itself
+// forever keeps the quiet period from ever passing, yet the executor terminates once
+// the timeout has elapsed (virtual time).
+TEST(SingleThreadEventExecutorTest, TimeoutHoldsUnderASteadyStreamOfTasks) {
+  testing::ManualTicker ticker;
+  DefaultEventExecutor executor(WithTicker(&ticker));
+  struct Again {
+    DefaultEventExecutor* executor;
+    std::atomic<int64_t>* runs;
+    void operator()() {
+      runs->fetch_add(1, std::memory_order_relaxed);
+      executor->Execute(Again{executor, runs}).IgnoreError();  // rejected once shut down
+    }
+  };
+  std::atomic<int64_t> runs{0};
+  ASSERT_TRUE(executor.Execute(Again{&executor, &runs}).ok());
+  Future<void> done = executor.ShutdownGracefully(absl::Seconds(1), absl::Seconds(5));
+  ASSERT_TRUE(testing::Eventually([&] { return runs.load() > 100; }));
+  EXPECT_FALSE(done.IsDone());
+  ticker.Advance(absl::Seconds(5));
+  ASSERT_TRUE(done.AwaitFor(testing::Scaled(absl::Seconds(30))));
+  EXPECT_TRUE(executor.IsTerminated());
+}
+
 // B119: argument checks and the repeat call.
 TEST(SingleThreadEventExecutorTest, ShutdownArgumentsAreChecked) {
   DefaultEventExecutor executor;

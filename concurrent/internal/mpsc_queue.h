@@ -20,8 +20,8 @@
 // nodes at most and a thread's cache at most what it took from one stack, so recycled
 // memory is bounded; beyond that, retired nodes are freed.
 //
-// Thread safety: NewNode/Push from any thread; Pop / Retire / FlushRetired / Empty /
-// destruction on the consumer only.
+// Thread safety: NewNode/Push from any thread; Pop / Retire / FlushRetired /
+// NoVisibleNodes / MaybeNonEmpty / destruction on the consumer only.
 // Ownership: the queue owns queued nodes; Pop hands one to the caller, and keeps the
 // previous one as the new stub (Pop's returned node stays valid until the next Pop).
 #ifndef GYRE_CONCURRENT_INTERNAL_MPSC_QUEUE_H_
