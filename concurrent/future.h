@@ -157,10 +157,9 @@ class Future {
 
   // Waits at most `timeout` / until `deadline`; returns IsDone(). Never blocks on the
   // executor()'s own thread (returns IsDone() at once there).
-  bool AwaitFor(absl::Duration timeout) const {
-    return core_->AwaitUntil(timeout == absl::InfiniteDuration() ? absl::InfiniteFuture()
-                                                                 : absl::Now() + timeout);
-  }
+  // Both measure on the monotonic clock (AwaitUntil converts its wall-clock deadline
+  // once), so a step of the wall clock neither cuts a wait short nor stretches it.
+  bool AwaitFor(absl::Duration timeout) const { return core_->AwaitFor(timeout); }
   bool AwaitUntil(absl::Time deadline) const { return core_->AwaitUntil(deadline); }
 
   // Await(), then the value (copied; moved out for move-only T, so call it once then)

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "gyre/concurrent/event_executor.h"
 #include "gyre/concurrent/future.h"
+#include "gyre/concurrent/internal/future_core.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/concurrent/executor_test_util.h"
 #include "gyre/concurrent/internal/test_executor.h"
@@ -555,6 +556,19 @@ TEST(AwaitTest, AwaitForTimesOut) {
   Promise<int> p;
   EXPECT_FALSE(p.AwaitFor(absl::Milliseconds(1)));
   EXPECT_FALSE(p.AwaitUntil(absl::Now() - absl::Seconds(1)));
+  p.TrySuccess(1);
+  EXPECT_TRUE(p.AwaitFor(absl::ZeroDuration()));
+}
+
+// The deadline bounds the spin: with a spin budget of an hour, a wait whose deadline has
+// passed returns at once and a 1 ms wait returns after about 1 ms (a hang otherwise).
+TEST(AwaitTest, DeadlineIsCheckedBeforeAndDuringTheSpin) {
+  internal::SetAwaitSpinForTesting(absl::Hours(1));
+  Promise<int> p;
+  EXPECT_FALSE(p.AwaitFor(absl::ZeroDuration()));
+  EXPECT_FALSE(p.AwaitFor(absl::Milliseconds(1)));
+  EXPECT_FALSE(p.AwaitUntil(absl::Now() - absl::Seconds(1)));
+  internal::SetAwaitSpinForTesting(absl::Microseconds(20));
   p.TrySuccess(1);
   EXPECT_TRUE(p.AwaitFor(absl::ZeroDuration()));
 }

@@ -1,5 +1,6 @@
 #include "gyre/concurrent/internal/future_core.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -111,36 +112,37 @@ void WakeAll(WaitBlock* block) {
   block->cv.notify_all();
 }
 
-bool WaitOn(WaitBlock* block, absl::FunctionRef<bool()> done, absl::Time deadline) {
+bool WaitOn(WaitBlock* block, absl::FunctionRef<bool()> done,
+            std::chrono::steady_clock::time_point deadline) {
   std::unique_lock<std::mutex> lock(block->mu);
   while (!done()) {
-    if (deadline == absl::InfiniteFuture()) {
+    if (deadline == std::chrono::steady_clock::time_point::max()) {
       block->cv.wait(lock);
     } else {
-      absl::Duration left = deadline - absl::Now();
-      if (left <= absl::ZeroDuration()) return done();
-      block->cv.wait_for(lock, absl::ToChronoNanoseconds(left));
+      if (std::chrono::steady_clock::now() >= deadline) return done();
+      block->cv.wait_until(lock, deadline);
     }
   }
   return true;
 }
 
-bool FutureCoreBase::Wait(absl::Time deadline) {
-  // Spin briefly first: a completion that is microseconds away (a ping-pong between
-  // threads) then costs no futex sleep and wake. Bounded in time, so a waiter that has
-  // to wait longer does not burn a core: after the budget it sleeps.
+bool FutureCoreBase::Wait(SteadyTime deadline) {
+  // The deadline first: a wait that has already run out (AwaitFor(0)) neither spins nor
+  // sleeps.
+  auto now = std::chrono::steady_clock::now();
+  if (now >= deadline) return IsDone();
+  // Spin briefly: a completion that is microseconds away (a ping-pong between threads)
+  // then costs no futex sleep and wake. Bounded by the spin budget and by the deadline,
+  // so a waiter that has to wait longer does not burn a core: after the budget it sleeps.
   const int64_t budget_ns = await_spin_ns.load(std::memory_order_relaxed);
   if (budget_ns > 0) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto spin_end = std::min(deadline, now + std::chrono::nanoseconds(budget_ns));
     for (int i = 1;; ++i) {
       if (IsDone()) return true;
       SpinPause();
-      if ((i & 63) == 0 && std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now() - start)
-                                   .count() > budget_ns) {
-        break;
-      }
+      if ((i & 63) == 0 && std::chrono::steady_clock::now() >= spin_end) break;
     }
+    if (std::chrono::steady_clock::now() >= deadline) return IsDone();
   }
   uint32_t s = Lock();
   if (IsDoneKind(s & kKindMask)) {

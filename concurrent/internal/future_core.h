@@ -28,6 +28,7 @@
 #define GYRE_CONCURRENT_INTERNAL_FUTURE_CORE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -43,6 +44,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gyre/concurrent/internal/small_block.h"
 
@@ -144,8 +146,10 @@ struct WaitBlock;
 WaitBlock* NewWaitBlock();
 void DeleteWaitBlock(WaitBlock* block);
 void WakeAll(WaitBlock* block);
-// Blocks until done() or the deadline (absl::InfiniteFuture() for none). Returns done().
-bool WaitOn(WaitBlock* block, absl::FunctionRef<bool()> done, absl::Time deadline);
+// Blocks until done() or the monotonic `deadline` (time_point::max(): none). Returns
+// done().
+bool WaitOn(WaitBlock* block, absl::FunctionRef<bool()> done,
+            std::chrono::steady_clock::time_point deadline);
 
 // The untyped part of the state machine.
 class FutureCoreBase {
@@ -216,16 +220,36 @@ class FutureCoreBase {
   absl::Status Await() {
     if (IsDone()) return absl::OkStatus();
     if (IsOnExecutorThread(executor_)) return BlockingOperationError();
-    Wait(absl::InfiniteFuture());
+    Wait(SteadyTime::max());
     return absl::OkStatus();
   }
 
-  // Returns IsDone() after waiting until the deadline at most. On the future's own
-  // executor thread it does not block (that would deadlock) and returns IsDone().
-  bool AwaitUntil(absl::Time deadline) {
+  // Waits are measured on the monotonic clock, which never steps; SteadyTime::max() is
+  // no deadline.
+  using SteadyTime = std::chrono::steady_clock::time_point;
+
+  // Returns IsDone() after waiting `timeout` at most. On the future's own executor
+  // thread it does not block (that would deadlock) and returns IsDone().
+  bool AwaitFor(absl::Duration timeout) {
     if (IsDone()) return true;
     if (IsOnExecutorThread(executor_)) return false;
-    return Wait(deadline);
+    return Wait(SteadyDeadlineAfter(timeout));
+  }
+  // As AwaitFor(deadline - absl::Now()): the wall-clock deadline is turned into a
+  // monotonic one once, so a step of the wall clock during the wait does not move it.
+  bool AwaitUntil(absl::Time deadline) {
+    if (deadline == absl::InfiniteFuture()) return AwaitFor(absl::InfiniteDuration());
+    return AwaitFor(deadline - absl::Now());
+  }
+
+  static SteadyTime SteadyDeadlineAfter(absl::Duration timeout) {
+    if (timeout == absl::InfiniteDuration()) return SteadyTime::max();
+    const SteadyTime now = std::chrono::steady_clock::now();
+    if (timeout <= absl::ZeroDuration()) return now;
+    // Saturate: a timeout of centuries must not overflow the clock's range.
+    const auto left = SteadyTime::max() - now;
+    const auto want = absl::ToChronoNanoseconds(timeout);
+    return want >= left ? SteadyTime::max() : now + want;
   }
 
  protected:
@@ -283,7 +307,7 @@ class FutureCoreBase {
 #endif
   }
 
-  bool Wait(absl::Time deadline);
+  bool Wait(SteadyTime deadline);
 
   std::atomic<uint32_t> state_{kPending};
   std::atomic<int32_t> refs_{1};
