@@ -61,6 +61,13 @@ SingleThreadEventExecutor::SingleThreadEventExecutor(EventExecutorGroup* parent,
 
 SingleThreadEventExecutor::~SingleThreadEventExecutor() {
   ShutdownAndJoin();
+  DetachFromTicker();
+}
+
+void SingleThreadEventExecutor::DetachFromTicker() {
+  if (ticker_detached_.exchange(true, std::memory_order_acq_rel)) return;
+  // The ticker's RemoveObserver waits for an Advance that is notifying observers, so no
+  // OnTimeAdvanced() -> OnWakeupRequested() runs on this executor after it returns.
   ticker_->RemoveObserver(this);
 }
 
@@ -624,11 +631,15 @@ void SingleThreadEventExecutor::ShutdownAndJoin() {
     internal::MutexLock lock(&start_mu_);
     thread = std::move(thread_);
   }
-  if (thread == nullptr) return;
-  if (InEventLoop()) {
-    GYRE_LOG(ERROR) << "an executor was destroyed on its own thread; detaching it";
+  if (thread != nullptr) {
+    if (InEventLoop()) {
+      GYRE_LOG(ERROR) << "an executor was destroyed on its own thread; detaching it";
+    }
+    thread->Join();  // detaches when called on the thread itself
   }
-  thread->Join();  // detaches when called on the thread itself
+  // Subclasses call this from their destructor before they release their wake-up
+  // primitive (an event loop's eventfd): stop the ticker's wake-ups first.
+  DetachFromTicker();
 }
 
 void SingleThreadEventExecutor::ThreadMain() {

@@ -216,9 +216,11 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // due now, INT64_MAX if none is scheduled.
   int64_t NanosUntilNextScheduledTask() const;
 
-  // Shuts down (quiet period zero) and joins the thread. Most-derived destructors call
-  // it; calling it again is harmless. On the loop thread itself it cannot join: the
-  // thread is detached and an error is logged.
+  // Shuts down (quiet period zero), joins the thread, then stops observing the ticker
+  // (no wake-up reaches OnWakeupRequested() after it returns). Most-derived destructors
+  // call it before they release their wake-up primitive; calling it again is harmless.
+  // On the loop thread itself it cannot join: the thread is detached and an error is
+  // logged.
   void ShutdownAndJoin();
 
   // Now on this executor's ticker.
@@ -231,6 +233,9 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   void EndLoopWork() { ClearTaskStamp(); }
 
  private:
+  // Removes this executor from its ticker's observers, once.
+  void DetachFromTicker();
+
   static constexpr uint64_t kRejectBit = uint64_t{1} << 63;
   static constexpr uint64_t kCountMask = kRejectBit - 1;
   static constexpr size_t kMaxBatch = 1024;
@@ -346,6 +351,8 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   int64_t shutdown_start_nanos_ = 0;
   bool shutdown_started_ = false;
   bool confirm_shutdown_called_ = false;
+  // Set once RemoveObserver has been called (by ShutdownAndJoin or the destructor).
+  std::atomic<bool> ticker_detached_{false};
   // True while Run() runs (HasPendingShutdownWork() is asked only then).
   bool in_run_ = false;
 

@@ -1,6 +1,12 @@
 #include "gyre/transport/nio/nio_event_loop.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+
 #include <atomic>
+#include <mutex>
+#include <set>
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -8,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "gyre/concurrent/promise.h"
+#include "gyre/concurrent/ticker.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
 
 namespace gyre {
@@ -127,6 +134,77 @@ TEST(NioEventLoopTest, ShutdownTerminates) {
   Future<void> t = g->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(5));
   ASSERT_TRUE(t.AwaitFor(absl::Seconds(10)));
   EXPECT_TRUE(g->IsTerminated());
+}
+
+std::set<int> OpenFds() {
+  std::set<int> fds;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return fds;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] != '.') fds.insert(atoi(e->d_name));
+  }
+  fds.erase(dirfd(dir));
+  closedir(dir);
+  return fds;
+}
+
+// A monotonic ticker that notes the fds opened since `baseline` when an executor starts
+// observing it (the loop's epoll fd and eventfd), and checks they are all still open
+// when the executor stops observing it.
+class FdCheckingTicker : public Ticker {
+ public:
+  explicit FdCheckingTicker(std::set<int> baseline) : baseline_(std::move(baseline)) {}
+  int64_t Nanos() const override { return Ticker::System()->Nanos(); }
+  void AddObserver(Observer* observer) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int fd : OpenFds()) {
+      if (baseline_.count(fd) == 0) loop_fds_.insert(fd);
+    }
+  }
+  void RemoveObserver(Observer* observer) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++removals_;
+    for (int fd : loop_fds_) {
+      if (fcntl(fd, F_GETFD) == -1) ++closed_at_removal_;
+    }
+  }
+  int loop_fd_count() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<int>(loop_fds_.size());
+  }
+  int removals() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return removals_;
+  }
+  int closed_at_removal() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return closed_at_removal_;
+  }
+
+ private:
+  std::mutex mu_;
+  const std::set<int> baseline_;
+  std::set<int> loop_fds_;
+  int removals_ = 0;
+  int closed_at_removal_ = 0;
+};
+
+// Issue 16 item 8: a loop stops observing its ticker before it closes its fds, so a
+// concurrent Advance can never write to a closed (or reused) eventfd.
+TEST(NioEventLoopTest, StopsObservingTheTickerBeforeClosingItsFds) {
+  FdCheckingTicker ticker(OpenFds());
+  {
+    GroupOptions options;
+    options.ticker = &ticker;
+    absl::StatusOr<std::unique_ptr<NioEventLoopGroup>> g =
+        NioEventLoopGroup::Create(1, std::move(options));
+    ASSERT_TRUE(g.ok()) << g.status();
+    auto f = (*g)->Next()->Submit([] { return 1; });
+    ASSERT_TRUE(f.AwaitFor(absl::Seconds(30)));
+  }
+  EXPECT_GE(ticker.loop_fd_count(), 2);
+  EXPECT_GE(ticker.removals(), 1);
+  EXPECT_EQ(ticker.closed_at_removal(), 0);
 }
 
 }  // namespace
