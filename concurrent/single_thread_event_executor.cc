@@ -107,15 +107,34 @@ absl::Status SingleThreadEventExecutor::Offer(absl::AnyInvocable<void()>& task, 
   }
   // acq_rel: the admission is ordered against the loop's fetch_or of kRejectBit (any
   // order of RMWs on one atomic is total; either we see the bit or the loop counts us).
-  uint64_t old = pending_.fetch_add(1, std::memory_order_acq_rel);
+  // A bounded queue admits with a compare-and-swap, so a task refused as "full" never
+  // shows in the count, not even for an instant: the loop's final drain reads the count
+  // once and waits for exactly that many tasks.
+  const bool bounded = max_pending_tasks_ != 0 && admission != Admission::kInternal;
+  uint64_t old;
+  bool full = false;
+  if (ABSL_PREDICT_TRUE(!bounded)) {
+    old = pending_.fetch_add(1, std::memory_order_acq_rel);
+  } else {
+    old = pending_.load(std::memory_order_acquire);
+    for (;;) {
+      if ((old & kRejectBit) != 0) break;
+      if ((old & kCountMask) >= max_pending_tasks_) {
+        full = true;
+        break;
+      }
+      if (pending_.compare_exchange_weak(old, old + 1, std::memory_order_acq_rel,
+                                         std::memory_order_acquire)) {
+        break;
+      }
+    }
+  }
   if (ABSL_PREDICT_FALSE((old & kRejectBit) != 0)) {
-    pending_.fetch_sub(1, std::memory_order_relaxed);
+    if (!bounded) pending_.fetch_sub(1, std::memory_order_relaxed);
     rejected_.fetch_add(1, std::memory_order_relaxed);
     return ShutDownError();
   }
-  if (max_pending_tasks_ != 0 && admission != Admission::kInternal &&
-      (old & kCountMask) >= max_pending_tasks_) {
-    pending_.fetch_sub(1, std::memory_order_relaxed);
+  if (ABSL_PREDICT_FALSE(full)) {
     if (admission == Admission::kNormal) {
       absl::Status handled = rejected_handler_->Rejected(task, *this);
       if (!handled.ok()) rejected_.fetch_add(1, std::memory_order_relaxed);
@@ -692,6 +711,10 @@ void SingleThreadEventExecutor::ThreadMain() {
     internal::TaskNode* node = queue_.Pop();
     if (node == nullptr) {
       std::this_thread::yield();  // a producer is between its admission and its push
+      // Defensive: never wait for more than the count still says is owed (an admission
+      // that backed out after the bit was set is not a task).
+      remaining = std::min<uint64_t>(remaining, pending_.load(std::memory_order_acquire) &
+                                                    kCountMask);
       continue;
     }
     pending_.fetch_sub(1, std::memory_order_relaxed);

@@ -667,6 +667,44 @@ TEST(BoundedQueueTest, BackoffRetriesUntilThereIsRoom) {
   EXPECT_TRUE(ran.load());
 }
 
+// A task refused as "full" must not be counted as owed by the final drain: producers
+// hammering a one-slot queue across ShutdownGracefully once left the loop waiting
+// forever for a task that was never queued (the stress suite's group shutdown hang).
+TEST(BoundedQueueTest, FullRejectionsRacingShutdownDoNotHangTheDrain) {
+  const int rounds = static_cast<int>(testing::Iterations(60));
+  for (int round = 0; round < rounds; ++round) {
+    auto executor = std::make_unique<DefaultEventExecutor>(Bounded(1, nullptr));
+    std::atomic<int64_t> accepted{0}, ran{0}, full{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> producers;
+    for (int p = 0; p < 2; ++p) {
+      producers.emplace_back([&] {
+        while (!go.load()) std::this_thread::yield();
+        for (;;) {
+          absl::Status s = executor->Execute([&ran] { ran.fetch_add(1); });
+          if (s.ok()) {
+            accepted.fetch_add(1);
+          } else if (s.code() == absl::StatusCode::kResourceExhausted) {
+            full.fetch_add(1);
+          } else {
+            EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+            return;
+          }
+        }
+      });
+    }
+    go = true;
+    while (full.load() < 50 && accepted.load() < 5000) std::this_thread::yield();
+    Future<void> done = executor->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(5));
+    for (auto& t : producers) t.join();
+    if (!done.AwaitFor(testing::Scaled(absl::Seconds(20)))) {
+      executor.release();  // its thread is stuck; leave it rather than hang in the join
+      FAIL() << "round " << round << ": the executor never terminated";
+    }
+    EXPECT_EQ(ran.load(), accepted.load()) << "round " << round;
+  }
+}
+
 // --- Wake-ups and subclasses ----------------------------------------------------------
 
 // No lost wake-ups: a long ping-pong between two loops must finish.
