@@ -651,7 +651,9 @@ void SingleThreadEventExecutor::ShutdownAndJoin() {
     thread = std::move(thread_);
   }
   if (thread != nullptr) {
-    if (InEventLoop()) {
+    // From a termination listener the thread has finished its work and only unwinds:
+    // detaching it is the expected end. Anywhere else it is a caller's bug.
+    if (InEventLoop() && !IsTerminated()) {
       GYRE_LOG(ERROR) << "an executor was destroyed on its own thread; detaching it";
     }
     thread->Join();  // detaches when called on the thread itself
@@ -737,11 +739,14 @@ void SingleThreadEventExecutor::ThreadMain() {
   if (queue_.MaybeNonEmpty() || !local_.empty()) {
     GYRE_LOG(WARNING) << "an executor terminated with a non-empty task queue";
   }
+  // Completed through a local handle: a termination listener may destroy this executor
+  // (and with it the member), so nothing here touches `this` after the completion.
+  Promise<void> termination = termination_;
   state_.store(kTerminated, std::memory_order_release);
   if (run_status.ok()) {
-    termination_.TrySuccess();
+    termination.TrySuccess();
   } else {
-    termination_.TryFailure(run_status);
+    termination.TryFailure(run_status);
   }
 }
 

@@ -951,5 +951,26 @@ TEST(LifetimeTest, DestructorEndsALongQuietPeriod) {
   EXPECT_TRUE(terminated.load());
 }
 
+// A termination listener may destroy its executor: the notification goes on (the next
+// listener still sees a successful future) on a core the executor no longer owns. ASan
+// reports the use after free this once was.
+TEST(LifetimeTest, TerminationListenerMayDestroyTheExecutor) {
+  auto* executor = new DefaultEventExecutor();
+  Barrier(*executor);
+  auto seen = std::make_shared<std::atomic<int>>(0);
+  auto done = std::make_shared<Latch>();
+  {
+    Future<void> termination = executor->TerminationFuture();
+    termination.AddListener([executor](const Future<void>&) { delete executor; });
+    termination.AddListener([seen, done](const Future<void>& f) {
+      seen->store(f.IsSuccess() ? 1 : 2);
+      done->Open();
+    });
+  }  // the executor's own promise now holds the only reference
+  (void)executor->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(5));
+  ASSERT_TRUE(done->Wait());
+  EXPECT_EQ(seen->load(), 1);
+}
+
 }  // namespace
 }  // namespace gyre

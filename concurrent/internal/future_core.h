@@ -523,10 +523,14 @@ class FutureCore : public FutureCoreBase {
       TakeLocked(taken);
       Unlock(done & ~kHasListeners);
       if (waiters != nullptr) WakeWaiters(waiters);
+      // Pinned for the whole notification: a listener may destroy the last handle (an
+      // executor deleted from its own termination listener drops its promise).
+      AddRef();
       RunNotificationInline(this, [&] {
         RunAll(taken);
         DrainAdded();
       });
+      Release();
     } else {
       Unlock(done);
       if (waiters != nullptr) WakeWaiters(waiters);
@@ -546,7 +550,8 @@ class FutureCore : public FutureCoreBase {
 
   static void NotifyTask(void* core) {
     auto* self = static_cast<FutureCore*>(core);
-    self->NotifyNow();
+    // The task's own reference pins the core: no second pin as in NotifyNow().
+    if (!IsNotifying(self)) RunNotificationInline(self, [self] { self->DrainAdded(); });
     self->Release();
   }
 
@@ -554,7 +559,9 @@ class FutureCore : public FutureCoreBase {
   // stack (that frame runs them when the current ones are done).
   void NotifyNow() {
     if (IsNotifying(this)) return;
+    AddRef();  // a listener may drop the last handle: see FinishAndNotify
     RunNotificationInline(this, [this] { DrainAdded(); });
+    Release();
   }
 
   // Runs the listeners in the list until it stays empty. The common case (nobody added a
