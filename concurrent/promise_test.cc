@@ -532,6 +532,56 @@ TEST(ListenerTest, ChainedAddListenerOnCompletedFuturesB41) {
   EXPECT_EQ(*chain.back().GetNow(), kN - 1);
 }
 
+// A deep chain of executor-less futures on a short-lived thread: the notifications
+// beyond the depth bound go through that thread's deferred queue, which must be freed
+// when the thread exits (LeakSanitizer reports it otherwise).
+TEST(ListenerTest, DeferredNotificationQueueIsFreedAtThreadExit) {
+  std::vector<Promise<int>> chain(3 * internal::kMaxListenerStackDepth);
+  for (size_t i = 0; i + 1 < chain.size(); ++i) {
+    Promise<int> next = chain[i + 1];
+    chain[i].AddListener([next](const Future<int>& f) mutable { next.TrySuccess(*f.GetNow() + 1); });
+  }
+  std::thread([&] { chain[0].TrySuccess(0); }).join();
+  ASSERT_TRUE(chain.back().IsDone());
+  EXPECT_EQ(*chain.back().GetNow(), static_cast<int>(chain.size()) - 1);
+}
+
+// A thread that finds the future's lock held past a short spin yields its core rather
+// than spinning on: here the holder is inside T's move constructor, which waits.
+TEST(LockTest, AWaiterBehindAHeldLockYields) {
+  struct Slow {
+    Slow(std::atomic<bool>* entered, std::atomic<bool>* release)
+        : entered(entered), release(release) {}
+    Slow(const Slow& other) = default;
+    // Runs under the lock: TrySuccess moves its by-value argument into the core.
+    Slow(Slow&& other) : entered(other.entered), release(other.release) {
+      entered->store(true);
+      while (!release->load()) std::this_thread::yield();
+    }
+    std::atomic<bool>* entered;
+    std::atomic<bool>* release;
+  };
+  std::atomic<bool> entered{false}, release{false};
+  Promise<Slow> p;
+  const Slow value(&entered, &release);
+  std::thread completer([&] { p.TrySuccess(value); });  // moves a copy in under the lock
+  ASSERT_TRUE(testing::Eventually([&] { return entered.load(); }, absl::Seconds(30)));
+  const uint64_t before = internal::FutureLockYieldsForTesting();
+  std::atomic<bool> added{false};
+  std::thread waiter([&] {
+    p.AddListener([](const Future<Slow>&) {});
+    added = true;
+  });
+  bool yielded = testing::Eventually(
+      [&] { return internal::FutureLockYieldsForTesting() > before; }, absl::Seconds(30));
+  release = true;
+  completer.join();
+  waiter.join();
+  EXPECT_TRUE(yielded);
+  EXPECT_TRUE(added.load());
+  EXPECT_TRUE(p.IsSuccess());
+}
+
 // --- Waiting -----------------------------------------------------------------------
 
 TEST(AwaitTest, AwaitOnOwnExecutorFailsFastB50) {

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "gyre/concurrent/event_executor.h"
@@ -24,11 +25,32 @@ DeferredQueue* Deferred(NotificationFrame& frame) {
   return static_cast<DeferredQueue*>(frame.deferred);
 }
 
+// Owns this thread's deferred queue, so it is freed when the thread exits (the frame
+// itself is plain data with constant initialization and no destructor).
+struct DeferredOwner {
+  ~DeferredOwner() {
+    tls_notification_frame.deferred = nullptr;
+    delete queue;
+  }
+  DeferredQueue* queue = nullptr;
+};
+thread_local DeferredOwner tls_deferred_owner;
+
+// Times a waiter yielded behind a held future lock. Relaxed: a statistic for tests.
+std::atomic<uint64_t> lock_yields{0};
+
 }  // namespace
 
 void SetAwaitSpinForTesting(absl::Duration spin) {
   await_spin_ns.store(absl::ToInt64Nanoseconds(spin), std::memory_order_relaxed);
 }
+
+void FutureLockBackoff() {
+  lock_yields.fetch_add(1, std::memory_order_relaxed);
+  std::this_thread::yield();
+}
+
+uint64_t FutureLockYieldsForTesting() { return lock_yields.load(std::memory_order_relaxed); }
 
 bool IsOnExecutorThread(EventExecutor* executor) {
   return executor != nullptr && executor->InEventLoop();
@@ -70,7 +92,10 @@ void PostNotification(EventExecutor* executor, absl::AnyInvocable<void()> task) 
       task();  // not nested: nothing to unwind first
       return;
     }
-    if (frame.deferred == nullptr) frame.deferred = new DeferredQueue();
+    if (frame.deferred == nullptr) {
+      tls_deferred_owner.queue = new DeferredQueue();
+      frame.deferred = tls_deferred_owner.queue;
+    }
     Deferred(frame)->push_back(std::move(task));
     return;
   }

@@ -141,6 +141,11 @@ absl::Status BlockingOperationError();
 // zero to sleep at once. For benchmarks and tests.
 void SetAwaitSpinForTesting(absl::Duration spin);
 
+// A thread that found a future's lock held for longer than a short spin gives up its
+// core (sched_yield), so a preempted holder gets to run; counted for tests.
+void FutureLockBackoff();
+uint64_t FutureLockYieldsForTesting();
+
 // Where threads blocked in Await sleep. Allocated on first Await only.
 struct WaitBlock;
 WaitBlock* NewWaitBlock();
@@ -258,10 +263,13 @@ class FutureCoreBase {
   }
   virtual void DeleteThis() { delete this; }
 
-  // Spins until the lock bit is ours; returns the state (with kLocked set).
+  // Spins until the lock bit is ours; returns the state (with kLocked set). The critical
+  // sections are short (a few stores; at most a vector growth or T's constructor), so a
+  // waiter pauses kSpinsBeforeYield times, then yields between looks: a holder that was
+  // preempted is not kept from its core by the threads waiting for it.
   uint32_t Lock() {
     uint32_t s = state_.load(std::memory_order_relaxed);
-    for (;;) {
+    for (int spins = 0;;) {
       if (ABSL_PREDICT_TRUE((s & kLocked) == 0)) {
         // Acquire: the critical section must see the previous holder's writes.
         if (state_.compare_exchange_weak(s, s | kLocked, std::memory_order_acquire,
@@ -269,7 +277,7 @@ class FutureCoreBase {
           return s | kLocked;
         }
       } else {
-        SpinPause();
+        WaitForUnlock(spins);
         s = state_.load(std::memory_order_relaxed);
       }
     }
@@ -281,7 +289,7 @@ class FutureCoreBase {
   // cancel against an uncancellable future), else the locked state.
   uint32_t LockForCompletion(uint32_t target) {
     uint32_t s = state_.load(std::memory_order_relaxed);
-    for (;;) {
+    for (int spins = 0;;) {
       uint32_t k = s & kKindMask;
       if (IsDoneKind(k) || (target == kCancelled && k == kUncancellable)) return 0;
       if (ABSL_PREDICT_TRUE((s & kLocked) == 0)) {
@@ -290,9 +298,19 @@ class FutureCoreBase {
           return s | kLocked;
         }
       } else {
-        SpinPause();
+        WaitForUnlock(spins);
         s = state_.load(std::memory_order_relaxed);
       }
+    }
+  }
+
+  static constexpr int kSpinsBeforeYield = 64;
+  static void WaitForUnlock(int& spins) {
+    if (spins < kSpinsBeforeYield) {
+      ++spins;
+      SpinPause();
+    } else {
+      FutureLockBackoff();
     }
   }
 
