@@ -24,6 +24,7 @@
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/channel_handler_context.h"
 #include "gyre/concurrent/promise.h"
+#include "gyre/testing/budget.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
 
@@ -460,6 +461,29 @@ TEST_F(NioSocketChannelTest, WritesBeforeTheConnectCompletesAreSent) {
   EXPECT_TRUE(c.IsSuccess());
   ASSERT_TRUE(collector->all_.AwaitFor(kWait));
   EXPECT_EQ(*collector->all_.GetNow(), "ping");
+}
+
+// A connect future completes only once the channel is active, as Netty marks the
+// channel active before it completes the promise: a listener on the future, and a
+// thread woken by it, both see IsActive().
+TEST_F(NioSocketChannelTest, ConnectFutureCompletesOnlyOnceTheChannelIsActive) {
+  auto server = StartServer([](NioSocketChannel&) {});
+  constexpr int kConnections = 20;
+  std::atomic<int> active_in_listener{0}, listened{0};
+  for (int i = 0; i < kConnections; ++i) {
+    auto client = NewClient(nullptr);
+    ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
+    c.AddListener([&, client](const ChannelFuture& f) {
+      if (f.IsSuccess() && client->IsActive()) active_in_listener.fetch_add(1);
+      listened.fetch_add(1);
+    });
+    ASSERT_TRUE(c.AwaitFor(kWait));
+    ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+    EXPECT_TRUE(client->IsActive()) << "connection " << i;
+    ASSERT_TRUE(client->Close().AwaitFor(kWait));
+  }
+  ASSERT_TRUE(testing::Eventually([&] { return listened.load() == kConnections; }));
+  EXPECT_EQ(active_in_listener.load(), kConnections);
 }
 
 TEST_F(NioSocketChannelTest, RegisteringTwiceFails) {
