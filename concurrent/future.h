@@ -162,19 +162,34 @@ class Future {
   bool AwaitFor(absl::Duration timeout) const { return core_->AwaitFor(timeout); }
   bool AwaitUntil(absl::Time deadline) const { return core_->AwaitUntil(deadline); }
 
-  // Await(), then the value (copied; moved out for move-only T, so call it once then)
-  // or the cause. Returns Await()'s FailedPrecondition on the executor's own thread.
-  SyncType Sync() const {
+  // Await(), then a copy of the value, or the cause. Returns Await()'s FailedPrecondition
+  // on the executor's own thread. Thread-safe: it only reads. Only for void or copyable
+  // T; a move-only value is taken with TakeSync().
+  SyncType Sync() const
+    requires(std::is_void_v<T> || std::is_copy_constructible_v<T>)
+  {
     absl::Status waited = core_->Await();
     if (!waited.ok()) return waited;
     if (!core_->IsSuccess()) return core_->Cause();
     if constexpr (std::is_void_v<T>) {
       return absl::OkStatus();
-    } else if constexpr (std::is_copy_constructible_v<T>) {
-      return absl::StatusOr<T>(core_->value());
     } else {
-      return absl::StatusOr<T>(std::move(core_->mutable_value()));
+      return absl::StatusOr<T>(core_->value());
     }
+  }
+
+  // Await(), then the value moved out of the shared state, or the cause. The value is
+  // taken: every handle to this future (GetNow() included) then sees the moved-from
+  // value, so the one owner of the result calls it once, and no other thread reads the
+  // value meanwhile. For move-only T (std::unique_ptr and the like) this is how the
+  // value comes out.
+  absl::StatusOr<T> TakeSync()
+    requires(!std::is_void_v<T>)
+  {
+    absl::Status waited = core_->Await();
+    if (!waited.ok()) return waited;
+    if (!core_->IsSuccess()) return core_->Cause();
+    return absl::StatusOr<T>(std::move(core_->mutable_value()));
   }
 
   // Adds a listener, notified once when done (see the class comment for where and when).

@@ -189,9 +189,31 @@ TEST(PromiseTest, MoveOnlyValue) {
   ASSERT_TRUE(p.TrySuccess(std::make_unique<int>(7)));
   ASSERT_NE(p.GetNow(), nullptr);
   EXPECT_EQ(**p.GetNow(), 7);
-  absl::StatusOr<std::unique_ptr<int>> taken = p.Sync();
+  absl::StatusOr<std::unique_ptr<int>> taken = p.TakeSync();
   ASSERT_TRUE(taken.ok());
   EXPECT_EQ(**taken, 7);
+  EXPECT_EQ(*p.GetNow(), nullptr);  // taken: the shared state holds the moved-from value
+}
+
+template <typename F>
+concept HasSync = requires(const F& f) { f.Sync(); };
+template <typename F>
+concept HasTakeSync = requires(F& f) { f.TakeSync(); };
+
+// Sync() is const and only reads, so it does not exist for a move-only value (it would
+// have to move out of shared state behind a const method); TakeSync() says it takes.
+TEST(PromiseTest, TakingAMoveOnlyValueIsExplicit) {
+  static_assert(!HasSync<Future<std::unique_ptr<int>>>);
+  static_assert(HasSync<Future<int>> && HasSync<Future<void>>);
+  static_assert(HasTakeSync<Future<std::unique_ptr<int>>> && HasTakeSync<Future<int>>);
+  static_assert(!HasTakeSync<Future<void>>);
+  Promise<int> p;
+  p.TrySuccess(3);
+  EXPECT_EQ(*p.Sync(), 3);
+  EXPECT_EQ(*p.Sync(), 3);  // copies: as often as you like
+  Promise<std::unique_ptr<int>> failed;
+  failed.TryFailure(absl::DataLossError("lost"));
+  EXPECT_EQ(failed.TakeSync().status(), absl::DataLossError("lost"));
 }
 
 struct NoDefault {

@@ -134,7 +134,13 @@ class FutureAwaiter {
         return Result(done.Cause());
       }
     }
-    return done.Sync();  // done: returns at once
+    if constexpr (std::is_void_v<T> || std::is_copy_constructible_v<T>) {
+      return done.Sync();  // done: returns at once
+    } else {
+      // A move-only result is taken: the awaiting coroutine is its one consumer.
+      Future<T> owner = done;
+      return owner.TakeSync();
+    }
   }
 
   Future<T> future_;
