@@ -729,7 +729,27 @@ int64_t ChannelPipeline::UnhandledExceptions() const {
 }
 
 void ChannelPipeline::FireChannelRegistered() { head_->InvokeChannelRegistered(); }
-void ChannelPipeline::FireChannelUnregistered() { head_->InvokeChannelUnregistered(); }
+void ChannelPipeline::FireChannelUnregistered() {
+  head_->InvokeChannelUnregistered();
+  if (!channel_->IsOpen()) Destroy();
+}
+
+void ChannelPipeline::Destroy() {
+  std::vector<ChannelHandlerContext*> removed;
+  {
+    internal::MutexLock lock(&mu_);
+    for (ChannelHandlerContext* c = tail_->prev_.load(std::memory_order_relaxed); c != head_;) {
+      ChannelHandlerContext* prev = c->prev_.load(std::memory_order_relaxed);
+      UnlinkLocked(c);
+      c->handler_->pipelines_.fetch_sub(1, std::memory_order_acq_rel);
+      removed.push_back(c);
+      c = prev;
+    }
+    for (ChannelHandlerContext*& p : pending_added_) p = nullptr;
+  }
+  // Tail to head; an event still inside a removed context goes on along its own links.
+  for (ChannelHandlerContext* ctx : removed) CallHandlerRemoved(ctx);
+}
 void ChannelPipeline::FireChannelActive() { head_->InvokeChannelActive(); }
 void ChannelPipeline::FireChannelInactive() { head_->InvokeChannelInactive(); }
 void ChannelPipeline::FireChannelRead(Message msg) { head_->InvokeChannelRead(std::move(msg)); }

@@ -92,6 +92,10 @@ class ChannelPipeline {
 
   // Inbound events, from the head.
   void FireChannelRegistered();
+  // Delivers ChannelUnregistered; when the channel is closed (not merely deregistered,
+  // which it may survive to register again) the pipeline is then torn down as Netty
+  // does (B97, B98): every handler is removed, and its HandlerRemoved runs once, tail
+  // to head, each on its handler's executor.
   void FireChannelUnregistered();
   void FireChannelActive();
   void FireChannelInactive();
@@ -143,6 +147,8 @@ class ChannelPipeline {
   void LinkAfterLocked(ChannelHandlerContext* prev, ChannelHandlerContext* ctx)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void UnlinkLocked(ChannelHandlerContext* ctx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes every handler (tail to head) and calls their HandlerRemoved.
+  void Destroy();
   void CallHandlerAdded(ChannelHandlerContext* ctx);
   void CallHandlerRemoved(ChannelHandlerContext* ctx);
   void OnUnhandledRead(Message msg);

@@ -1,6 +1,7 @@
 #include "gyre/channel/channel_pipeline.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -304,6 +305,76 @@ TEST(PipelineTest, HandlerPinnedToAnotherExecutor) {
   ch->Finish();
   other.RunAndWait([] {});
   ch->RunPendingTasks();
+}
+
+// Logs ChannelUnregistered and HandlerRemoved with its tag and the thread it ran on.
+class TeardownProbe : public ChannelInboundHandler {
+ public:
+  struct Log {
+    std::mutex mu;
+    std::vector<std::string> entries;
+    std::vector<std::thread::id> threads;
+    void Add(std::string e) {
+      std::lock_guard<std::mutex> lock(mu);
+      entries.push_back(std::move(e));
+      threads.push_back(std::this_thread::get_id());
+    }
+  };
+  TeardownProbe(std::string tag, Log* log) : tag_(std::move(tag)), log_(log) {}
+  void ChannelUnregistered(ChannelHandlerContext& ctx) override {
+    log_->Add(tag_ + ":unregistered");
+    ctx.FireChannelUnregistered();
+  }
+  void HandlerRemoved(ChannelHandlerContext&) override { log_->Add(tag_ + ":removed"); }
+
+ private:
+  std::string tag_;
+  Log* log_;
+};
+
+// Closing a channel tears its pipeline down (B97, B98): ChannelUnregistered reaches every
+// handler, then each handler's HandlerRemoved runs once, tail to head, on its own
+// executor; the pipeline is empty afterwards.
+TEST(PipelineTest, ClosingTheChannelRemovesEveryHandlerTailToHeadB97B98) {
+  TeardownProbe::Log log;
+  auto ch = EmbeddedChannel::Create({std::make_shared<TeardownProbe>("a", &log),
+                                     std::make_shared<TeardownProbe>("b", &log),
+                                     std::make_shared<TeardownProbe>("c", &log)});
+  ASSERT_TRUE(ch->Close().IsSuccess());
+  ch->RunPendingTasks();
+  EXPECT_THAT(log.entries, ElementsAre("a:unregistered", "b:unregistered", "c:unregistered",
+                                       "c:removed", "b:removed", "a:removed"));
+  EXPECT_TRUE(ch->pipeline().Names().empty());
+  ch->Close();  // a second close removes nothing twice
+  ch->RunPendingTasks();
+  EXPECT_EQ(log.entries.size(), 6u);
+}
+
+TEST(PipelineTest, TeardownRunsHandlerRemovedOnThePinnedExecutor) {
+  internal::TestExecutor other;
+  TeardownProbe::Log log;
+  auto ch = EmbeddedChannel::Create();
+  ASSERT_TRUE(ch->pipeline().AddLast(&other, "pinned", std::make_shared<TeardownProbe>("p", &log)).ok());
+  other.RunAndWait([] {});  // its HandlerAdded
+  ch->Close();
+  for (int i = 0; i < 100 && log.entries.size() < 2; ++i) {
+    other.RunAndWait([] {});
+    ch->RunPendingTasks();
+  }
+  std::thread::id other_thread;
+  other.RunAndWait([&] { other_thread = std::this_thread::get_id(); });
+  ASSERT_THAT(log.entries, ElementsAre("p:unregistered", "p:removed"));
+  EXPECT_EQ(log.threads[1], other_thread);
+}
+
+// Deregistration alone keeps the handlers: the channel may be registered again.
+TEST(PipelineTest, DeregisteringWithoutClosingKeepsTheHandlers) {
+  TeardownProbe::Log log;
+  auto ch = EmbeddedChannel::Create({std::make_shared<TeardownProbe>("a", &log)});
+  ASSERT_TRUE(ch->Deregister().IsSuccess());
+  ch->RunPendingTasks();
+  EXPECT_THAT(log.entries, ElementsAre("a:unregistered"));
+  EXPECT_THAT(ch->pipeline().Names(), ElementsAre("handler#0"));
 }
 
 }  // namespace
