@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "gyre/concurrent/internal/test_executor.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
@@ -139,7 +140,7 @@ TEST_F(PromiseCombinerTest, OutlivedByItsFutures) {
     combiner.Finish(aggregate).IgnoreError();
   });  // combiner destroyed
   a.TrySuccess(1);
-  ASSERT_TRUE(aggregate.AwaitFor(absl::Seconds(30)));
+  ASSERT_TRUE(aggregate.AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
   EXPECT_TRUE(aggregate.IsSuccess());
 }
 

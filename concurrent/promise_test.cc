@@ -145,7 +145,7 @@ TEST(PromiseTest, SyncOnCancelledReturnsCancelledB38) {
   Promise<int> p;
   p.Cancel();
   EXPECT_EQ(p.Sync().status().code(), absl::StatusCode::kCancelled);
-  EXPECT_TRUE(p.AwaitFor(absl::Seconds(1)));
+  EXPECT_TRUE(p.AwaitFor(gyre::testing::Scaled(absl::Seconds(1))));
 }
 
 TEST(PromiseTest, UncancellableB48B53) {
@@ -503,7 +503,7 @@ void RunChain(EventExecutor* executor, int n, bool start_on_loop) {
   } else {
     chain[0].TrySuccess(0);
   }
-  ASSERT_TRUE(chain.back().AwaitFor(absl::Seconds(60)));
+  ASSERT_TRUE(chain.back().AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
   EXPECT_EQ(*chain.back().GetNow(), n - 1);
 }
 
@@ -534,7 +534,7 @@ TEST(ListenerTest, DepthBoundHandsOffToATaskB49) {
   // The first promise plus the 8 nested inline notifications completed inline; the rest
   // continued in a task after this one.
   EXPECT_EQ(inline_count, 1 + internal::kMaxListenerStackDepth);
-  ASSERT_TRUE(chain.back().AwaitFor(absl::Seconds(30)));
+  ASSERT_TRUE(chain.back().AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
   EXPECT_EQ(*chain.back().GetNow(), 19);
 }
 
@@ -550,7 +550,7 @@ TEST(ListenerTest, ChainedAddListenerOnCompletedFuturesB41) {
     });
   }
   executor.RunAndWait([&] { chain[0].TrySuccess(0); });
-  ASSERT_TRUE(chain.back().AwaitFor(absl::Seconds(60)));
+  ASSERT_TRUE(chain.back().AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
   EXPECT_EQ(*chain.back().GetNow(), kN - 1);
 }
 

@@ -185,7 +185,7 @@ TEST(SingleThreadEventExecutorTest, TimeoutForcesShutdown) {
   }
   EXPECT_FALSE(done.IsDone());
   ticker.Advance(absl::Seconds(1));  // 5 s since the shutdown began
-  ASSERT_TRUE(done.AwaitFor(absl::Seconds(30)));
+  ASSERT_TRUE(done.AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
   EXPECT_TRUE(executor.IsShutdown());
   EXPECT_EQ(executor.Execute([] {}).code(), absl::StatusCode::kFailedPrecondition);
 }
@@ -196,7 +196,7 @@ TEST(SingleThreadEventExecutorTest, ZeroQuietPeriodNeedsNoClockMovement) {
   DefaultEventExecutor executor(WithTicker(&ticker));
   Barrier(executor);
   ASSERT_TRUE(executor.ShutdownGracefully(absl::ZeroDuration(), absl::Hours(1))
-                  .AwaitFor(absl::Seconds(30)));
+                  .AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
   EXPECT_TRUE(executor.IsTerminated());
 }
 
@@ -596,7 +596,7 @@ TEST(ScheduledTaskTest, BusyQueueDoesNotStarveTimers) {
   ASSERT_TRUE(executor.Execute(Spinner{&executor, &stop, &spins}).ok());
   auto timer = executor.Schedule([] { return 1; }, absl::Milliseconds(10));
   ticker.Advance(absl::Milliseconds(10));
-  ASSERT_TRUE(timer.AwaitFor(absl::Seconds(30)));
+  ASSERT_TRUE(timer.AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
   EXPECT_TRUE(timer.IsSuccess());
   stop = true;
   Barrier(executor);
@@ -853,7 +853,7 @@ TEST(LocalQueueTest, ShutdownDrainsLoopSubmissionsThenRejectsThem) {
                   })
                   .ok());
   ASSERT_TRUE(queued.Wait());
-  ASSERT_TRUE(executor.TerminationFuture().AwaitFor(absl::Seconds(30)));
+  ASSERT_TRUE(executor.TerminationFuture().AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
   EXPECT_EQ(ran.load(), 100);
   EXPECT_EQ(executor.cleanup_status.load(), static_cast<int>(absl::StatusCode::kFailedPrecondition));
 }
@@ -866,7 +866,7 @@ TEST(ScheduledTaskTest, EarlierForeignTimerWakesASleepingLoop) {
   auto late = executor.Schedule([] {}, absl::Hours(1));
   Barrier(executor);  // the loop now sleeps until the hour is up
   auto now = executor.Schedule([] { return 7; }, absl::ZeroDuration());
-  ASSERT_TRUE(now.AwaitFor(absl::Seconds(30)));
+  ASSERT_TRUE(now.AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
   EXPECT_EQ(*now.GetNow(), 7);
   EXPECT_FALSE(late.IsDone());
 }
@@ -884,7 +884,7 @@ TEST(ScheduledTaskTest, MassForeignCancelFreesTimersWithoutAnotherWakeup) {
   ASSERT_EQ(executor.ScheduledTaskCount(), 4096u);
   for (auto& f : fs) ASSERT_TRUE(f.Cancel());
   // No barrier, no clock movement: only the cancellations themselves wake the loop.
-  absl::Time give_up = absl::Now() + absl::Seconds(30);
+  absl::Time give_up = absl::Now() + gyre::testing::Scaled(absl::Seconds(30));
   while (executor.ScheduledTaskCount() >= 1024 && absl::Now() < give_up) {
     std::this_thread::yield();
   }
@@ -917,7 +917,7 @@ TEST(ScheduledTaskTest, ConcurrentForeignScheduleAndCancel) {
   int cancelled = 0;
   for (auto& v : fs) {
     for (auto& f : v) {
-      ASSERT_TRUE(f.AwaitFor(absl::Seconds(30)));
+      ASSERT_TRUE(f.AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
       if (f.IsCancelled()) ++cancelled;
     }
   }

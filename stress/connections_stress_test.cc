@@ -23,6 +23,7 @@
 #include "gyre/stress/stress_util.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
@@ -112,11 +113,11 @@ TEST(ConnectionsStressTest, TenThousandConnectionsEchoAndLeakNoFd) {
     EXPECT_EQ(echo->active.value(), total);
     EXPECT_EQ(echo->inactive.value(), total);
     EXPECT_EQ(echo->errors.value(), 0);
-    ASSERT_TRUE((*server)->Close().AwaitFor(absl::Seconds(30)));
+    ASSERT_TRUE((*server)->Close().AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
     ASSERT_TRUE((*bosses)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(30))
-                    .AwaitFor(absl::Seconds(60)));
+                    .AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
     ASSERT_TRUE((*workers)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(30))
-                    .AwaitFor(absl::Seconds(60)));
+                    .AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
     // Shut down but not yet destroyed: only the loops' own epoll and event fds remain.
     EXPECT_EQ(stress::OpenFdCount(), fds_at_start + 2 * 3);
   }

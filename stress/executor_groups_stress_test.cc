@@ -16,6 +16,7 @@
 #include "gyre/concurrent/default_event_executor.h"
 #include "gyre/concurrent/future.h"
 #include "gyre/stress/stress_util.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
@@ -92,7 +93,7 @@ TEST(ExecutorGroupsStressTest, ProducersAcrossGroupShutdownsLoseNothing) {
   }
   for (auto& t : producers) t.join();
   for (auto& t : terminations) {
-    ASSERT_TRUE(t.AwaitFor(absl::Seconds(120)));
+    ASSERT_TRUE(t.AwaitFor(gyre::testing::Scaled(absl::Seconds(120))));
     ASSERT_TRUE(t.IsSuccess()) << t.Cause();
   }
 

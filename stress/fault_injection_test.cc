@@ -35,11 +35,12 @@
 #include "gyre/stress/stress_util.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
 
-constexpr absl::Duration kWait = absl::Seconds(30);
+const absl::Duration kWait = gyre::testing::Scaled(absl::Seconds(30));
 
 int ThreadCount() {
   DIR* dir = opendir("/proc/self/task");
@@ -418,7 +419,7 @@ TEST(FaultInjectionTest, HandlerBlockingItsLoopIsReportedStalled) {
   // Work queued behind the blocked handler.
   Future<int> queued = server.workers->Next()->Submit([] { return 2; });
   ExecutorSnapshot s;
-  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  const absl::Time give_up = absl::Now() + gyre::testing::Scaled(absl::Seconds(10));
   do {
     s = snapshot();  // never blocks, although the loop is stuck
   } while (!Stalled(s, threshold) && absl::Now() < give_up);
@@ -433,7 +434,7 @@ TEST(FaultInjectionTest, HandlerBlockingItsLoopIsReportedStalled) {
   std::string got;
   EXPECT_TRUE(stress::RecvExactly(fd, 1, &got));
   close(fd);
-  const absl::Time again = absl::Now() + absl::Seconds(10);
+  const absl::Time again = absl::Now() + gyre::testing::Scaled(absl::Seconds(10));
   do {
     s = snapshot();
   } while (Stalled(s, threshold) && absl::Now() < again);

@@ -15,6 +15,7 @@
 #include "gyre/concurrent/default_event_executor.h"
 #include "gyre/concurrent/promise.h"
 #include "gyre/stress/stress_util.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
@@ -92,7 +93,7 @@ TEST(PromiseStormStressTest, EveryListenerExactlyOnceEveryAwaiterWakes) {
             s.winner_kind.store((i + t) % 4 == 0 ? 0 : (i + t) % 4 == 1 ? 1 : 2,
                                 std::memory_order_relaxed);
           }
-          if (t % 3 == 0 && !s.promise.AwaitFor(absl::Seconds(60))) await_failures.fetch_add(1);
+          if (t % 3 == 0 && !s.promise.AwaitFor(gyre::testing::Scaled(absl::Seconds(60)))) await_failures.fetch_add(1);
         }
       });
     }

@@ -26,6 +26,7 @@
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
 #include "gyre/transport/nio/nio_socket_channel.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
@@ -186,11 +187,11 @@ TEST(ResetAndSlowReaderStressTest, ServerStaysBoundedAndLeaksNothing) {
     ++connections;
     ASSERT_TRUE(stats.closed.WaitFor(connections));
 
-    ASSERT_TRUE((*server)->Close().AwaitFor(absl::Seconds(30)));
+    ASSERT_TRUE((*server)->Close().AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
     ASSERT_TRUE((*bosses)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(30))
-                    .AwaitFor(absl::Seconds(60)));
+                    .AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
     ASSERT_TRUE((*workers)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(30))
-                    .AwaitFor(absl::Seconds(60)));
+                    .AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
   }
   EXPECT_EQ(stress::OpenFdCount(), fds_at_start);
   EXPECT_EQ(PooledByteBufAllocator::Default()->LiveBuffers(), live_at_start);

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "gyre/benchmarks/http/http_test_client.h"
+#include "gyre/testing/budget.h"
 
 extern char** environ;
 
@@ -27,7 +28,7 @@ namespace {
 using testing::HttpResponse;
 using testing::TestConnection;
 
-constexpr absl::Duration kTimeout = absl::Seconds(30);
+const absl::Duration kTimeout = gyre::testing::Scaled(absl::Seconds(30));
 
 std::string BinaryPath() {
   const char* srcdir = std::getenv("TEST_SRCDIR");

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "gyre/benchmarks/alloc/alloc_counter.h"
 #include "gyre/benchmarks/http/http_test_client.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre::bench {
 namespace {
@@ -25,7 +26,7 @@ namespace {
 using testing::HttpResponse;
 using testing::TestConnection;
 
-constexpr absl::Duration kTimeout = absl::Seconds(30);
+const absl::Duration kTimeout = gyre::testing::Scaled(absl::Seconds(30));
 constexpr absl::string_view kGet = "GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n";
 
 class RawHttpServerTest : public ::testing::Test {
@@ -314,7 +315,7 @@ TEST_F(RawHttpServerTest, SlowReaderOfAOneMebibytePipelinedBurstLosesNothing) {
   }
   size_t written = 0;
   size_t answered = 0;
-  const absl::Time deadline = absl::Now() + absl::Seconds(120);
+  const absl::Time deadline = absl::Now() + gyre::testing::Scaled(absl::Seconds(120));
   while (answered < requests) {
     ASSERT_LT(absl::Now(), deadline) << answered << " of " << requests << " answered";
     pollfd p{c.fd(), static_cast<short>(POLLIN | (written < burst.size() ? POLLOUT : 0)), 0};

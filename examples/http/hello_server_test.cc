@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "gyre/testing/budget.h"
 
 extern char** environ;
 
@@ -55,7 +56,7 @@ class Server {
     close(out[1]);
     // "listening on 127.0.0.1:PORT (...)"
     std::string line;
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    const absl::Time deadline = absl::Now() + gyre::testing::Scaled(absl::Seconds(30));
     while (pid_ > 0 && line.find('\n') == std::string::npos && absl::Now() < deadline) {
       pollfd p{out[0], POLLIN, 0};
       if (poll(&p, 1, 1000) <= 0) continue;

@@ -26,6 +26,7 @@
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
 #include "gyre/transport/nio/nio_socket_channel.h"
+#include "gyre/testing/budget.h"
 #include "tools/admin/admin.grpc.pb.h"
 
 namespace gyre {
@@ -135,7 +136,7 @@ TEST(AdminServerTest, ListGroupsReflectsRealExecutorState) {
   for (auto& r : results) ASSERT_TRUE(r.Sync().ok());
   // The counter is published after each batch: wait for it (bounded), not for time.
   pb::ListGroupsResponse after;
-  absl::Time deadline = absl::Now() + absl::Seconds(10);
+  absl::Time deadline = absl::Now() + gyre::testing::Scaled(absl::Seconds(10));
   do {
     after.Clear();
     ASSERT_TRUE(client.List(&after).ok());
@@ -180,7 +181,7 @@ TEST(AdminServerTest, GetGroupShowsEventLoopChannelsAndIoTime) {
 
   Client client(server->address());
   pb::GetGroupResponse got;
-  absl::Time deadline = absl::Now() + absl::Seconds(10);
+  absl::Time deadline = absl::Now() + gyre::testing::Scaled(absl::Seconds(10));
   do {
     got.Clear();
     ASSERT_TRUE(client.Get("t-nio", &got).ok());
@@ -232,7 +233,7 @@ TEST(AdminServerTest, ShutdownWithoutWaitReturnsAtOnce) {
   EXPECT_TRUE(progress[0].final());
   EXPECT_GE(progress[0].state(), pb::EXECUTOR_STATE_SHUTTING_DOWN);
   EXPECT_TRUE(group->IsShuttingDown());
-  EXPECT_TRUE(group->TerminationFuture().AwaitFor(absl::Seconds(10)));
+  EXPECT_TRUE(group->TerminationFuture().AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
 }
 
 TEST(AdminServerTest, StalledLoopIsReportedAndTheRpcStillAnswers) {
@@ -261,7 +262,7 @@ TEST(AdminServerTest, StalledLoopIsReportedAndTheRpcStillAnswers) {
   Future<int> queued = group->Submit([] { return 2; });  // work waiting behind it
 
   pb::GetGroupResponse got;
-  absl::Time deadline = absl::Now() + absl::Seconds(10);
+  absl::Time deadline = absl::Now() + gyre::testing::Scaled(absl::Seconds(10));
   do {
     got.Clear();
     // Each call must answer well within its deadline although the loop is stuck.
@@ -282,7 +283,7 @@ TEST(AdminServerTest, StalledLoopIsReportedAndTheRpcStillAnswers) {
   release.set_value();
   ASSERT_TRUE(queued.Sync().ok());
   got.Clear();
-  deadline = absl::Now() + absl::Seconds(10);
+  deadline = absl::Now() + gyre::testing::Scaled(absl::Seconds(10));
   do {
     got.Clear();
     ASSERT_TRUE(client.Get("t-stall", &got, threshold).ok());

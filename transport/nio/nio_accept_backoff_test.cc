@@ -17,11 +17,12 @@
 #include "gyre/concurrent/promise.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
 
-constexpr absl::Duration kWait = absl::Seconds(30);
+const absl::Duration kWait = gyre::testing::Scaled(absl::Seconds(30));
 
 // Restores RLIMIT_NOFILE (and closes the filler fds) however the test ends.
 struct FdLimitGuard {

@@ -17,6 +17,7 @@
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
 #include "gyre/transport/nio/nio_socket_channel.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
@@ -83,7 +84,7 @@ TEST(NioBootstrapTest, EchoThroughBootstraps) {
     clients.push_back(*ch);
   }
   for (int i = 0; i < kClients; ++i) {
-    ASSERT_TRUE(replies[i].AwaitFor(absl::Seconds(30))) << i;
+    ASSERT_TRUE(replies[i].AwaitFor(gyre::testing::Scaled(absl::Seconds(30)))) << i;
     EXPECT_EQ(*replies[i].GetNow(), "hello from client " + std::to_string(i));
   }
   {
@@ -92,7 +93,7 @@ TEST(NioBootstrapTest, EchoThroughBootstraps) {
   }
   for (auto& c : clients) c->Close().Await().IgnoreError();
   (*listening)->Close().Await().IgnoreError();
-  EXPECT_TRUE((*listening)->CloseFuture().AwaitFor(absl::Seconds(30)));
+  EXPECT_TRUE((*listening)->CloseFuture().AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
   (*workers)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(10)).Await().IgnoreError();
   (*boss)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(10)).Await().IgnoreError();
 }

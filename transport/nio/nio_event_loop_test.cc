@@ -16,6 +16,7 @@
 #include "gyre/concurrent/promise.h"
 #include "gyre/concurrent/ticker.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
@@ -58,7 +59,7 @@ TEST(NioEventLoopTest, IoRatioIsValidated) {
   // The loop still runs tasks at any ratio.
   Promise<void> ran(nullptr);
   ASSERT_TRUE(loop->Execute([&] { ran.TrySuccess(); }).ok());
-  EXPECT_TRUE(ran.AwaitFor(absl::Seconds(10)));
+  EXPECT_TRUE(ran.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
 }
 
 TEST(NioEventLoopTest, TasksRunOnTheLoopThread) {
@@ -66,7 +67,7 @@ TEST(NioEventLoopTest, TasksRunOnTheLoopThread) {
   EventLoop* loop = g->Next();
   Promise<bool> in_loop(nullptr);
   ASSERT_TRUE(loop->Execute([&] { in_loop.TrySuccess(loop->InEventLoop()); }).ok());
-  ASSERT_TRUE(in_loop.AwaitFor(absl::Seconds(10)));
+  ASSERT_TRUE(in_loop.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
   EXPECT_TRUE(*in_loop.GetNow());
   EXPECT_FALSE(loop->InEventLoop());
 }
@@ -78,7 +79,7 @@ TEST(NioEventLoopTest, ScheduledTaskWakesTheBlockedLoopOnTime) {
   const auto start = std::chrono::steady_clock::now();
   auto f = loop->Schedule([] { return std::chrono::steady_clock::now(); },
                           absl::Milliseconds(50));
-  ASSERT_TRUE(f.AwaitFor(absl::Seconds(10)));
+  ASSERT_TRUE(f.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
   ASSERT_TRUE(f.IsSuccess()) << f.Cause();
   EXPECT_GE(absl::FromChrono(*f.GetNow() - start), absl::Milliseconds(50));
 }
@@ -93,7 +94,7 @@ TEST(NioEventLoopTest, BusyLoopIsNotWokenPerTask) {
                     (void)release.Await();  // holds the loop busy, outside epoll_wait
                   })
                   .ok());
-  ASSERT_TRUE(started.AwaitFor(absl::Seconds(10)));
+  ASSERT_TRUE(started.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
   const int64_t before = loop->WakeupWritesForTesting();
   std::atomic<int> ran{0};
   for (int i = 0; i < 1000; ++i) {
@@ -103,7 +104,7 @@ TEST(NioEventLoopTest, BusyLoopIsNotWokenPerTask) {
   release.TrySuccess();
   Promise<void> done(nullptr);
   ASSERT_TRUE(loop->Execute([&] { done.TrySuccess(); }).ok());
-  ASSERT_TRUE(done.AwaitFor(absl::Seconds(10)));
+  ASSERT_TRUE(done.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
   EXPECT_EQ(ran.load(), 1000);
 }
 
@@ -113,7 +114,7 @@ TEST(NioEventLoopTest, IdleLoopIsWokenByATask) {
   for (int i = 0; i < 50; ++i) {
     Promise<void> done(nullptr);
     ASSERT_TRUE(loop->Execute([&] { done.TrySuccess(); }).ok());
-    ASSERT_TRUE(done.AwaitFor(absl::Seconds(10))) << "iteration " << i;
+    ASSERT_TRUE(done.AwaitFor(gyre::testing::Scaled(absl::Seconds(10)))) << "iteration " << i;
   }
   EXPECT_GT(loop->SelectCountForTesting(), 0);
 }
@@ -121,18 +122,18 @@ TEST(NioEventLoopTest, IdleLoopIsWokenByATask) {
 TEST(NioEventLoopTest, RebuildSelectorSucceeds) {
   std::unique_ptr<NioEventLoopGroup> g = MakeGroup(2);
   Future<void> f = g->RebuildSelectors();
-  ASSERT_TRUE(f.AwaitFor(absl::Seconds(10)));
+  ASSERT_TRUE(f.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
   EXPECT_TRUE(f.IsSuccess()) << f.Cause();
   Promise<void> done(nullptr);
   ASSERT_TRUE(g->Next()->Execute([&] { done.TrySuccess(); }).ok());
-  EXPECT_TRUE(done.AwaitFor(absl::Seconds(10)));
+  EXPECT_TRUE(done.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
 }
 
 TEST(NioEventLoopTest, ShutdownTerminates) {
   std::unique_ptr<NioEventLoopGroup> g = MakeGroup(2);
   ASSERT_TRUE(g->Next()->Execute([] {}).ok());
   Future<void> t = g->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(5));
-  ASSERT_TRUE(t.AwaitFor(absl::Seconds(10)));
+  ASSERT_TRUE(t.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
   EXPECT_TRUE(g->IsTerminated());
 }
 
@@ -200,7 +201,7 @@ TEST(NioEventLoopTest, StopsObservingTheTickerBeforeClosingItsFds) {
         NioEventLoopGroup::Create(1, std::move(options));
     ASSERT_TRUE(g.ok()) << g.status();
     auto f = (*g)->Next()->Submit([] { return 1; });
-    ASSERT_TRUE(f.AwaitFor(absl::Seconds(30)));
+    ASSERT_TRUE(f.AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
   }
   EXPECT_GE(ticker.loop_fd_count(), 2);
   EXPECT_GE(ticker.removals(), 1);

@@ -29,11 +29,12 @@
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
 #include "gyre/transport/nio/nio_socket_channel.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
 
-constexpr absl::Duration kWait = absl::Seconds(60);
+const absl::Duration kWait = gyre::testing::Scaled(absl::Seconds(60));
 // Far more than the (shrunk) socket buffers of both ends hold.
 constexpr size_t kChunk = 1 << 20;
 constexpr int kChunks = 4;

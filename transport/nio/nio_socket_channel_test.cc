@@ -31,7 +31,7 @@
 namespace gyre {
 namespace {
 
-constexpr absl::Duration kWait = absl::Seconds(30);
+const absl::Duration kWait = gyre::testing::Scaled(absl::Seconds(30));
 
 ByteBuf Bytes(absl::string_view s) {
   absl::StatusOr<ByteBuf> b = PooledByteBufAllocator::Default()->CopiedBuffer(s);

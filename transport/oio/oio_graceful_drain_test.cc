@@ -24,11 +24,12 @@
 #include "gyre/testing/stream_test_util.h"
 #include "gyre/transport/oio/oio_event_loop_group.h"
 #include "gyre/transport/oio/oio_socket_channel.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
 
-constexpr absl::Duration kWait = absl::Seconds(60);
+const absl::Duration kWait = gyre::testing::Scaled(absl::Seconds(60));
 constexpr size_t kChunk = 1 << 20;
 constexpr int kChunks = 4;
 constexpr uint64_t kTotal = uint64_t{kChunk} * kChunks;

@@ -25,11 +25,12 @@
 #include "gyre/transport/oio/oio_server_socket_channel.h"
 #include "gyre/transport/oio/oio_socket_channel.h"
 #include "gyre/transport/oio/thread_per_channel_event_loop.h"
+#include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
 
-constexpr absl::Duration kWait = absl::Seconds(30);
+const absl::Duration kWait = gyre::testing::Scaled(absl::Seconds(30));
 
 class Echo : public ChannelInboundHandler {
  public:
