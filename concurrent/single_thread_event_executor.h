@@ -25,6 +25,9 @@
 // succeeds. An executor whose thread never started terminates inside
 // ShutdownGracefully, on the caller's thread (its hooks run there), starting no thread.
 // As in Netty, scheduled tasks are cancelled when shutdown begins.
+// A listener on TerminationFuture() may destroy the executor (it runs on the loop
+// thread, which then only unwinds), provided no other thread is still inside one of its
+// methods, ShutdownGracefully included: the usual rule for destroying any object.
 //
 // Guarantees: a task whose Execute returned OK runs exactly once, on the loop thread;
 // any other was refused with a status and destroyed on the submitting thread. Tasks

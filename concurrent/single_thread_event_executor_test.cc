@@ -956,7 +956,11 @@ TEST(LifetimeTest, DestructorEndsALongQuietPeriod) {
 // reports the use after free this once was.
 TEST(LifetimeTest, TerminationListenerMayDestroyTheExecutor) {
   auto* executor = new DefaultEventExecutor();
-  Barrier(*executor);
+  // The loop waits for `go` so that termination (and the delete) comes only after
+  // ShutdownGracefully has returned: no other thread may still be inside the executor
+  // when a listener destroys it.
+  auto go = std::make_shared<Latch>();
+  ASSERT_TRUE(executor->Execute([go] { go->Wait(); }).ok());
   auto seen = std::make_shared<std::atomic<int>>(0);
   auto done = std::make_shared<Latch>();
   {
@@ -968,6 +972,7 @@ TEST(LifetimeTest, TerminationListenerMayDestroyTheExecutor) {
     });
   }  // the executor's own promise now holds the only reference
   (void)executor->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(5));
+  go->Open();
   ASSERT_TRUE(done->Wait());
   EXPECT_EQ(seen->load(), 1);
 }
