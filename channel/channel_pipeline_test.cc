@@ -319,6 +319,14 @@ class TeardownProbe : public ChannelInboundHandler {
       entries.push_back(std::move(e));
       threads.push_back(std::this_thread::get_id());
     }
+    std::vector<std::string> Entries() {
+      std::lock_guard<std::mutex> lock(mu);
+      return entries;
+    }
+    std::vector<std::thread::id> Threads() {
+      std::lock_guard<std::mutex> lock(mu);
+      return threads;
+    }
   };
   TeardownProbe(std::string tag, Log* log) : tag_(std::move(tag)), log_(log) {}
   void ChannelUnregistered(ChannelHandlerContext& ctx) override {
@@ -342,12 +350,12 @@ TEST(PipelineTest, ClosingTheChannelRemovesEveryHandlerTailToHeadB97B98) {
                                      std::make_shared<TeardownProbe>("c", &log)});
   ASSERT_TRUE(ch->Close().IsSuccess());
   ch->RunPendingTasks();
-  EXPECT_THAT(log.entries, ElementsAre("a:unregistered", "b:unregistered", "c:unregistered",
+  EXPECT_THAT(log.Entries(), ElementsAre("a:unregistered", "b:unregistered", "c:unregistered",
                                        "c:removed", "b:removed", "a:removed"));
   EXPECT_TRUE(ch->pipeline().Names().empty());
   ch->Close();  // a second close removes nothing twice
   ch->RunPendingTasks();
-  EXPECT_EQ(log.entries.size(), 6u);
+  EXPECT_EQ(log.Entries().size(), 6u);
 }
 
 TEST(PipelineTest, TeardownRunsHandlerRemovedOnThePinnedExecutor) {
@@ -357,14 +365,14 @@ TEST(PipelineTest, TeardownRunsHandlerRemovedOnThePinnedExecutor) {
   ASSERT_TRUE(ch->pipeline().AddLast(&other, "pinned", std::make_shared<TeardownProbe>("p", &log)).ok());
   other.RunAndWait([] {});  // its HandlerAdded
   ch->Close();
-  for (int i = 0; i < 100 && log.entries.size() < 2; ++i) {
+  for (int i = 0; i < 100 && log.Entries().size() < 2; ++i) {
     other.RunAndWait([] {});
     ch->RunPendingTasks();
   }
   std::thread::id other_thread;
   other.RunAndWait([&] { other_thread = std::this_thread::get_id(); });
-  ASSERT_THAT(log.entries, ElementsAre("p:unregistered", "p:removed"));
-  EXPECT_EQ(log.threads[1], other_thread);
+  ASSERT_THAT(log.Entries(), ElementsAre("p:unregistered", "p:removed"));
+  EXPECT_EQ(log.Threads()[1], other_thread);
 }
 
 // Deregistration alone keeps the handlers: the channel may be registered again.
@@ -373,7 +381,7 @@ TEST(PipelineTest, DeregisteringWithoutClosingKeepsTheHandlers) {
   auto ch = EmbeddedChannel::Create({std::make_shared<TeardownProbe>("a", &log)});
   ASSERT_TRUE(ch->Deregister().IsSuccess());
   ch->RunPendingTasks();
-  EXPECT_THAT(log.entries, ElementsAre("a:unregistered"));
+  EXPECT_THAT(log.Entries(), ElementsAre("a:unregistered"));
   EXPECT_THAT(ch->pipeline().Names(), ElementsAre("handler#0"));
 }
 
