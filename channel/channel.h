@@ -35,6 +35,7 @@
 namespace gyre {
 
 class EventLoop;
+class SingleThreadEventLoop;
 
 // A process-unique channel id.
 struct ChannelId {
@@ -109,7 +110,16 @@ class Channel : public std::enable_shared_from_this<Channel> {
   ChannelPromise NewPromise() const;
 
  protected:
+  friend class SingleThreadEventLoop;
+
   explicit Channel(Channel* parent);
+
+  // Loop thread only; asked by the loop when its graceful shutdown begins (and on each
+  // later turn while the channel is registered and not draining). True: the channel
+  // drains its queued writes, stops reading, and closes itself once they are written
+  // (or fail). False: the loop closes the channel if it is still open. The default
+  // (server channels, channels with nothing queued) is false.
+  virtual bool BeginShutdownDrain() { return false; }
 
   // For transports: set on registration / deregistration (loop thread).
   void set_event_loop(EventLoop* loop) { loop_.store(loop, std::memory_order_release); }

@@ -169,11 +169,6 @@ void AbstractNioChannel::ApplyInterest() {
   if (!s.ok()) pipeline().FireExceptionCaught(s);
 }
 
-bool AbstractNioChannel::BeginShutdownDrain() {
-  unsafe().Close(ChannelPromise(nio_loop()));
-  return false;
-}
-
 bool AbstractNioChannel::CloseCommon() {
   if (!IsOpen()) return false;
   bool was_active = IsActive();

@@ -48,12 +48,6 @@ class AbstractNioChannel : public Channel, protected NioIoHandler {
  protected:
   friend class NioEventLoop;
 
-  // Loop thread only; called by the loop once when its graceful shutdown begins.
-  // Either closes the channel now and returns false, or starts draining: the channel
-  // then closes itself once its queued writes are written (or fail), and returns true.
-  // This default (server channels) closes at once.
-  virtual bool BeginShutdownDrain();
-
   // `fd` may be -1 (the socket is made on bind/connect).
   AbstractNioChannel(Channel* parent, int fd);
 

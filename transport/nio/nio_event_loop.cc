@@ -11,7 +11,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "gyre/concurrent/internal/log.h"
-#include "gyre/transport/nio/abstract_nio_channel.h"
 
 namespace gyre {
 namespace {
@@ -55,8 +54,7 @@ absl::StatusOr<std::unique_ptr<NioEventLoop>> NioEventLoop::Create(EventLoopGrou
 
 NioEventLoop::NioEventLoop(EventLoopGroup* parent, ExecutorOptions options, int epoll_fd,
                            int event_fd)
-    : SingleThreadEventExecutor(parent, std::move(options)),
-      parent_(parent),
+    : SingleThreadEventLoop(parent, std::move(options)),
       epoll_fd_(epoll_fd),
       event_fd_(event_fd),
       ready_(kMaxEventsPerWait) {}
@@ -91,7 +89,7 @@ void NioEventLoop::Run() {
     if (timeout != 0 && IsShuttingDown()) {
       // Channels draining their writes: wait for I/O (or a task, a wake-up, a ticker
       // jump), at most until the shutdown timeout. Otherwise do not block at all.
-      timeout = draining_.empty() ? 0 : std::min(timeout, NanosUntilShutdownTimeout());
+      timeout = HasPendingShutdownWork() ? std::min(timeout, NanosUntilShutdownTimeout()) : 0;
     }
     if (timeout != 0) {
       announced = BeginBlockingWait();
@@ -124,28 +122,10 @@ void NioEventLoop::Run() {
       RunAllTasks(absl::Nanoseconds(io_nanos * (100 - ratio) / ratio));
     }
     if (IsShuttingDown()) {
-      if (NanosUntilShutdownTimeout() > 0) {
-        DrainOrCloseChannels();
-      } else {
-        CloseAllChannels();  // the timeout elapsed: pending writes fail
-      }
+      ShutdownChannelsStep();
       if (ConfirmShutdown()) break;
     }
   }
-}
-
-void NioEventLoop::AddIoTime(int64_t nanos) {
-  // Relaxed single-writer statistic.
-  io_nanos_.store(io_nanos_.load(std::memory_order_relaxed) + nanos, std::memory_order_relaxed);
-}
-
-ExecutorSnapshot NioEventLoop::Snapshot() const {
-  ExecutorSnapshot s = SingleThreadEventExecutor::Snapshot();
-  s.event_loop = true;
-  s.registered_channels = RegisteredChannels();
-  // Relaxed: a statistic.
-  s.io_time = absl::Nanoseconds(io_nanos_.load(std::memory_order_relaxed));
-  return s;
 }
 
 void NioEventLoop::ProcessReady(int n) {
@@ -164,44 +144,8 @@ void NioEventLoop::ProcessReady(int n) {
     h->OnIoEvent(ready_[i].events);
   }
   // Channels deregistered during the batch die here, after their last event.
-  released_.clear();
+  ReleaseRemovedChannels();
   if (n > 0) EndLoopWork();
-}
-
-void NioEventLoop::CloseAllChannels() {
-  if (channels_.empty()) return;
-  std::vector<std::shared_ptr<Channel>> all;
-  all.reserve(channels_.size());
-  for (auto& [ptr, ch] : channels_) all.push_back(ch);
-  for (auto& ch : all) ch->unsafe().Close(ChannelPromise(this));
-  released_.clear();
-}
-
-void NioEventLoop::DrainOrCloseChannels() {
-  // Every registered channel is draining already: nothing to ask (the common pass).
-  if (channels_.size() == draining_.size()) return;
-  std::vector<std::shared_ptr<Channel>> asked;
-  asked.reserve(channels_.size() - draining_.size());
-  for (auto& [ptr, ch] : channels_) {
-    if (!draining_.contains(ptr)) asked.push_back(ch);
-  }
-  for (auto& ch : asked) {
-    auto* nio = dynamic_cast<AbstractNioChannel*>(ch.get());
-    if (nio == nullptr) {
-      ch->unsafe().Close(ChannelPromise(this));
-      continue;
-    }
-    // Still registered afterwards: it drains (it may have closed inside the call).
-    if (nio->BeginShutdownDrain() && channels_.contains(ch.get())) draining_.insert(ch.get());
-  }
-  released_.clear();
-}
-
-void NioEventLoop::Cleanup() {
-  CloseAllChannels();
-  channels_.clear();
-  draining_.clear();
-  released_.clear();
 }
 
 absl::Status NioEventLoop::SetInterest(int fd, uint32_t events, NioIoHandler* handler) {
@@ -229,22 +173,6 @@ absl::Status NioEventLoop::SetInterest(int fd, uint32_t events, NioIoHandler* ha
 }
 
 void NioEventLoop::RemoveFd(int fd) { (void)SetInterest(fd, 0, nullptr); }
-
-void NioEventLoop::AddChannel(std::shared_ptr<Channel> channel) {
-  Channel* key = channel.get();
-  if (channels_.emplace(key, std::move(channel)).second) {
-    registered_.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
-void NioEventLoop::RemoveChannel(Channel* channel) {
-  auto it = channels_.find(channel);
-  if (it == channels_.end()) return;
-  released_.push_back(std::move(it->second));
-  channels_.erase(it);
-  draining_.erase(channel);
-  registered_.fetch_sub(1, std::memory_order_relaxed);
-}
 
 Future<void> NioEventLoop::RebuildSelector() {
   Promise<void> done(this);

@@ -11,11 +11,12 @@
 // write the loop's eventfd only when the loop has announced it may block, so a busy
 // loop costs them no system call.
 //
-// Graceful shutdown: on its first pass after shutdown begins the loop asks every
-// registered channel to finish (AbstractNioChannel::BeginShutdownDrain): a server
-// channel closes at once (no new connections), a socket channel with nothing queued
-// closes at once, one with queued writes flushes them, stops reading and closes itself
-// once its outbound buffer is empty (its write futures succeed). The loop keeps
+// Graceful shutdown (SingleThreadEventLoop::ShutdownChannelsStep): on its first pass
+// after shutdown begins the loop asks every registered channel to finish
+// (Channel::BeginShutdownDrain): a server channel closes at once (no new connections),
+// a socket channel with nothing queued closes at once, one with queued writes flushes
+// them, stops reading and closes itself once its outbound buffer is empty (its write
+// futures succeed). The loop keeps
 // serving those channels' writes, and does not terminate while any still drains,
 // until the graceful-shutdown timeout (on the executor's ticker): then the rest are
 // force-closed and their pending writes fail. The quiet period runs alongside.
@@ -25,7 +26,8 @@
 // Thread safety: public methods are thread-safe. The fd-registration helpers are loop
 // thread only (the transport's channels call them from their Unsafe).
 // Ownership: owned by its NioEventLoopGroup. Keeps every registered channel alive
-// (shared_ptr) until it deregisters; the destructor shuts down and joins first.
+// (shared_ptr, in the base) until it deregisters; the destructor shuts down and joins
+// first.
 #ifndef GYRE_TRANSPORT_NIO_NIO_EVENT_LOOP_H_
 #define GYRE_TRANSPORT_NIO_NIO_EVENT_LOOP_H_
 
@@ -37,11 +39,11 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gyre/channel/channel.h"
 #include "gyre/channel/event_loop.h"
+#include "gyre/channel/single_thread_event_loop.h"
 #include "gyre/concurrent/executor_options.h"
 #include "gyre/concurrent/single_thread_event_executor.h"
 
@@ -59,7 +61,7 @@ class NioIoHandler {
   ~NioIoHandler() = default;
 };
 
-class NioEventLoop final : public SingleThreadEventExecutor, public EventLoop {
+class NioEventLoop final : public SingleThreadEventLoop {
  public:
   static constexpr int kDefaultIoRatio = 50;
 
@@ -68,41 +70,6 @@ class NioEventLoop final : public SingleThreadEventExecutor, public EventLoop {
   static absl::StatusOr<std::unique_ptr<NioEventLoop>> Create(EventLoopGroup* parent,
                                                               ExecutorOptions options);
   ~NioEventLoop() override;
-
-  // EventExecutor / EventLoop (resolving the two inheritance paths).
-  using EventExecutor::InEventLoop;
-  bool InEventLoop(std::thread::id thread) const override {
-    return SingleThreadEventExecutor::InEventLoop(thread);
-  }
-  EventLoop* Next() { return this; }
-  EventLoop* NextEventLoop() override { return this; }
-  EventExecutor* NextExecutor() override { return this; }
-  std::vector<EventExecutor*> executors() const override {
-    return {const_cast<NioEventLoop*>(this)};
-  }
-  EventLoopGroup* parent() const override { return parent_; }
-  absl::Status Execute(absl::AnyInvocable<void()> task) override {
-    return SingleThreadEventExecutor::Execute(std::move(task));
-  }
-  using SingleThreadEventExecutor::ShutdownGracefully;
-  Future<void> ShutdownGracefully(absl::Duration quiet_period, absl::Duration timeout) override {
-    return SingleThreadEventExecutor::ShutdownGracefully(quiet_period, timeout);
-  }
-  Future<void> TerminationFuture() const override {
-    return SingleThreadEventExecutor::TerminationFuture();
-  }
-  bool IsShuttingDown() const override { return SingleThreadEventExecutor::IsShuttingDown(); }
-  bool IsShutdown() const override { return SingleThreadEventExecutor::IsShutdown(); }
-  bool IsTerminated() const override { return SingleThreadEventExecutor::IsTerminated(); }
-  bool AwaitTermination(absl::Duration timeout) override {
-    return SingleThreadEventExecutor::AwaitTermination(timeout);
-  }
-  const Ticker* ticker() const override { return SingleThreadEventExecutor::ticker(); }
-  absl::Status ScheduleTask(internal::ScheduledTaskRef& task) override {
-    return SingleThreadEventExecutor::ScheduleTask(task);
-  }
-  // Adds the event-loop fields: registered channels and I/O time.
-  ExecutorSnapshot Snapshot() const override;
 
   // Sets the share of loop time spent on I/O, in percent: after an I/O batch that took
   // t, tasks run for t * (100 - ratio) / ratio; 100 runs all queued tasks every turn.
@@ -118,11 +85,6 @@ class NioEventLoop final : public SingleThreadEventExecutor, public EventLoop {
   // if a new instance cannot be made (the old one stays then).
   Future<void> RebuildSelector();
 
-  int RegisteredChannels() const override {
-    // Relaxed: a statistic.
-    return registered_.load(std::memory_order_relaxed);
-  }
-
   // --- Loop thread only: for the transport's channels. ---
 
   // Sets the epoll interest of `fd` to `events` (0 removes it from the set; the first
@@ -130,11 +92,6 @@ class NioEventLoop final : public SingleThreadEventExecutor, public EventLoop {
   absl::Status SetInterest(int fd, uint32_t events, NioIoHandler* handler);
   // Removes `fd` from the set (before it is closed).
   void RemoveFd(int fd);
-  // Keeps `channel` alive while registered and counts it.
-  void AddChannel(std::shared_ptr<Channel> channel);
-  // Drops the loop's reference (after the current I/O batch, so handlers of events
-  // already collected stay valid).
-  void RemoveChannel(Channel* channel);
 
   // Test hooks: epoll_wait calls made and eventfd writes performed.
   int64_t SelectCountForTesting() const { return select_count_.load(std::memory_order_relaxed); }
@@ -144,18 +101,11 @@ class NioEventLoop final : public SingleThreadEventExecutor, public EventLoop {
 
  protected:
   void Run() override;
-  void Cleanup() override;
   void OnWakeupRequested() override;
-  // True while channels drain queued writes during a graceful shutdown.
-  bool HasPendingShutdownWork() override { return !draining_.empty(); }
 
  private:
   NioEventLoop(EventLoopGroup* parent, ExecutorOptions options, int epoll_fd, int event_fd);
   void ProcessReady(int n);
-  void AddIoTime(int64_t nanos);
-  void CloseAllChannels();
-  // Asks every channel not yet draining to drain or close (see the class comment).
-  void DrainOrCloseChannels();
   void DoRebuildSelector(Promise<void> done);
 
   struct Interest {
@@ -163,26 +113,17 @@ class NioEventLoop final : public SingleThreadEventExecutor, public EventLoop {
     NioIoHandler* handler;
   };
 
-  EventLoopGroup* const parent_;
   int epoll_fd_;  // loop thread only after construction (replaced by rebuilds)
   const int event_fd_;
   // Relaxed: see io_ratio().
   std::atomic<int> io_ratio_{kDefaultIoRatio};
-  // Relaxed: statistics and test hooks only.
-  std::atomic<int> registered_{0};
+  // Relaxed: test hooks only.
   std::atomic<int64_t> select_count_{0};
   std::atomic<int64_t> wakeup_writes_{0};
-  // Time in ProcessReady for batches with ready fds; single writer.
-  std::atomic<int64_t> io_nanos_{0};
 
   // Loop-confined.
   std::vector<epoll_event> ready_;
   absl::flat_hash_map<int, Interest> interests_;
-  absl::flat_hash_map<Channel*, std::shared_ptr<Channel>> channels_;
-  std::vector<std::shared_ptr<Channel>> released_;
-  // Registered channels still draining queued writes during a graceful shutdown (a
-  // subset of channels_; RemoveChannel drops them).
-  absl::flat_hash_set<Channel*> draining_;
 };
 
 }  // namespace gyre

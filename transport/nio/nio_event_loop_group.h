@@ -18,38 +18,18 @@
 #include "absl/status/statusor.h"
 #include "gyre/channel/event_loop.h"
 #include "gyre/concurrent/executor_options.h"
-#include "gyre/concurrent/multithread_event_executor_group.h"
+#include "gyre/channel/multithread_event_loop_group.h"
 #include "gyre/transport/nio/nio_event_loop.h"
 
 namespace gyre {
 
-class NioEventLoopGroup final : public MultithreadEventExecutorGroup, public EventLoopGroup {
+class NioEventLoopGroup final : public MultithreadEventLoopGroup {
  public:
   // `n_threads` loops (0: twice the hardware concurrency). InvalidArgument when
   // n_threads < 0; a loop's creation error otherwise.
   static absl::StatusOr<std::unique_ptr<NioEventLoopGroup>> Create(int n_threads = 0,
                                                                    GroupOptions options = {});
   ~NioEventLoopGroup() override;
-
-  EventLoop* Next() { return NextEventLoop(); }
-  EventLoop* NextEventLoop() override;
-  EventExecutor* NextExecutor() override { return MultithreadEventExecutorGroup::NextExecutor(); }
-  std::vector<EventExecutor*> executors() const override {
-    return MultithreadEventExecutorGroup::executors();
-  }
-  using MultithreadEventExecutorGroup::ShutdownGracefully;
-  Future<void> ShutdownGracefully(absl::Duration quiet_period, absl::Duration timeout) override {
-    return MultithreadEventExecutorGroup::ShutdownGracefully(quiet_period, timeout);
-  }
-  Future<void> TerminationFuture() const override {
-    return MultithreadEventExecutorGroup::TerminationFuture();
-  }
-  bool IsShuttingDown() const override { return MultithreadEventExecutorGroup::IsShuttingDown(); }
-  bool IsShutdown() const override { return MultithreadEventExecutorGroup::IsShutdown(); }
-  bool IsTerminated() const override { return MultithreadEventExecutorGroup::IsTerminated(); }
-  bool AwaitTermination(absl::Duration timeout) override {
-    return MultithreadEventExecutorGroup::AwaitTermination(timeout);
-  }
 
   // Sets every loop's I/O ratio (see NioEventLoop::SetIoRatio); InvalidArgument outside
   // 1..100, and then no loop changes.
@@ -60,16 +40,16 @@ class NioEventLoopGroup final : public MultithreadEventExecutorGroup, public Eve
   std::string_view GroupKind() const override { return "nio"; }
 
   // The loops, in creation order.
-  const std::vector<NioEventLoop*>& loops() const { return loops_; }
+  const std::vector<NioEventLoop*>& loops() const { return nio_loops_; }
 
  protected:
-  absl::StatusOr<std::unique_ptr<EventExecutor>> NewChild(int index) override;
+  absl::StatusOr<std::unique_ptr<SingleThreadEventLoop>> NewEventLoop(
+      int index, ExecutorOptions options) override;
 
  private:
-  explicit NioEventLoopGroup(GroupOptions options)
-      : MultithreadEventExecutorGroup(std::move(options)) {}
+  explicit NioEventLoopGroup(GroupOptions options) : MultithreadEventLoopGroup(std::move(options)) {}
 
-  std::vector<NioEventLoop*> loops_;  // written during Init only
+  std::vector<NioEventLoop*> nio_loops_;  // written during creation only
 };
 
 }  // namespace gyre

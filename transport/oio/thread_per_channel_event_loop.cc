@@ -41,15 +41,13 @@ absl::StatusOr<std::shared_ptr<ThreadPerChannelEventLoop>> ThreadPerChannelEvent
 
 ThreadPerChannelEventLoop::ThreadPerChannelEventLoop(OioEventLoopGroup* parent,
                                                      ExecutorOptions options, int event_fd)
-    : SingleThreadEventExecutor(parent, std::move(options)), parent_(parent), event_fd_(event_fd) {}
+    : SingleThreadEventLoop(parent, std::move(options)), parent_(parent), event_fd_(event_fd) {}
 
 ThreadPerChannelEventLoop::~ThreadPerChannelEventLoop() {
   ShutdownAndJoin();
   // The fd outlives the thread and every OnWakeupRequested() call.
   close(event_fd_);
 }
-
-EventLoopGroup* ThreadPerChannelEventLoop::parent() const { return parent_; }
 
 void ThreadPerChannelEventLoop::OnWakeupRequested() {
   uint64_t one = 1;
@@ -106,19 +104,18 @@ ChannelFuture ThreadPerChannelEventLoop::Register(std::shared_ptr<Channel> chann
 
 void ThreadPerChannelEventLoop::Attach(std::shared_ptr<Channel> channel, OioIoHandler* handler) {
   GYRE_DCHECK(InEventLoop()) << "Attach off the loop thread";
-  channel_ = std::move(channel);
+  channel_ = channel.get();
   handler_ = handler;
-  attached_.store(true, std::memory_order_relaxed);
+  AddChannel(std::move(channel));
 }
 
 void ThreadPerChannelEventLoop::Detach() {
   GYRE_DCHECK(InEventLoop()) << "Detach off the loop thread";
   if (channel_ == nullptr) return;
-  handler_ = nullptr;
-  draining_ = false;
-  released_ = std::move(channel_);
+  // The base keeps the channel alive until after the current event and tasks.
+  RemoveChannel(channel_);
   channel_ = nullptr;
-  attached_.store(false, std::memory_order_relaxed);
+  handler_ = nullptr;
   ShutdownGracefully(absl::ZeroDuration(), absl::ZeroDuration());
 }
 
@@ -161,48 +158,22 @@ void ThreadPerChannelEventLoop::Run() {
         }
       }
       if (count == 2 && fds[1].revents != 0 && handler_ != nullptr) {
+        // The handler counts as a running task in Snapshot() (a blocked one is stalled).
+        BeginLoopWork();
+        const int64_t io_start = Ticker::System()->Nanos();
         handler_->OnPollEvent(fds[1].revents);
+        AddIoTime(Ticker::System()->Nanos() - io_start);
+        EndLoopWork();
       }
     }
     RunAllTasks();
     // A channel that detached during the event or the tasks dies here, after them.
-    released_.reset();
+    ReleaseRemovedChannels();
     if (IsShuttingDown()) {
-      if (NanosUntilShutdownTimeout() > 0) {
-        DrainOrCloseChannel();
-      } else {
-        CloseChannel();  // the timeout elapsed: pending writes fail
-      }
+      ShutdownChannelsStep();
       if (ConfirmShutdown()) break;
     }
   }
-}
-
-void ThreadPerChannelEventLoop::CloseChannel() {
-  if (channel_ == nullptr) return;
-  std::shared_ptr<Channel> ch = channel_;
-  ch->unsafe().Close(ChannelPromise(this));
-  released_.reset();
-}
-
-void ThreadPerChannelEventLoop::DrainOrCloseChannel() {
-  if (channel_ == nullptr || drain_asked_) {
-    if (channel_ != nullptr && !draining_) CloseChannel();
-    return;
-  }
-  drain_asked_ = true;
-  std::shared_ptr<Channel> ch = channel_;
-  // The channel may close (and detach) inside the call.
-  draining_ = handler_->BeginShutdownDrain() && channel_ != nullptr;
-  if (!draining_) CloseChannel();
-  released_.reset();
-}
-
-void ThreadPerChannelEventLoop::Cleanup() {
-  CloseChannel();
-  channel_.reset();
-  handler_ = nullptr;
-  released_.reset();
 }
 
 }  // namespace gyre

@@ -42,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "gyre/channel/channel.h"
 #include "gyre/channel/event_loop.h"
+#include "gyre/channel/single_thread_event_loop.h"
 #include "gyre/concurrent/executor_options.h"
 #include "gyre/concurrent/single_thread_event_executor.h"
 
@@ -60,17 +61,14 @@ class OioIoHandler {
   virtual short PollEvents() const = 0;
   // Handles `revents` from poll(2) (POLLIN, POLLOUT, POLLERR, POLLHUP, ...).
   virtual void OnPollEvent(short revents) = 0;
-  // Called once when the loop's graceful shutdown begins. True: the channel drains its
-  // queued writes and closes itself when done; false (the default): the loop closes it.
-  virtual bool BeginShutdownDrain() { return false; }
 
  protected:
   ~OioIoHandler() = default;
 };
 
-class ThreadPerChannelEventLoop final : public SingleThreadEventExecutor,
-                                        public EventLoop,
-                                        public std::enable_shared_from_this<ThreadPerChannelEventLoop> {
+class ThreadPerChannelEventLoop final
+    : public SingleThreadEventLoop,
+      public std::enable_shared_from_this<ThreadPerChannelEventLoop> {
  public:
   // A loop of `parent` (null: standalone, no channel cap). Returns the errno status
   // when the eventfd cannot be created.
@@ -78,51 +76,11 @@ class ThreadPerChannelEventLoop final : public SingleThreadEventExecutor,
       OioEventLoopGroup* parent, ExecutorOptions options = {});
   ~ThreadPerChannelEventLoop() override;
 
-  // EventExecutor / EventLoop (resolving the two inheritance paths).
-  using EventExecutor::InEventLoop;
-  bool InEventLoop(std::thread::id thread) const override {
-    return SingleThreadEventExecutor::InEventLoop(thread);
-  }
-  EventLoop* Next() { return this; }
-  EventLoop* NextEventLoop() override { return this; }
-  EventExecutor* NextExecutor() override { return this; }
-  std::vector<EventExecutor*> executors() const override {
-    return {const_cast<ThreadPerChannelEventLoop*>(this)};
-  }
-  EventLoopGroup* parent() const override;
-  absl::Status Execute(absl::AnyInvocable<void()> task) override {
-    return SingleThreadEventExecutor::Execute(std::move(task));
-  }
-  using SingleThreadEventExecutor::ShutdownGracefully;
-  Future<void> ShutdownGracefully(absl::Duration quiet_period, absl::Duration timeout) override {
-    return SingleThreadEventExecutor::ShutdownGracefully(quiet_period, timeout);
-  }
-  Future<void> TerminationFuture() const override {
-    return SingleThreadEventExecutor::TerminationFuture();
-  }
-  bool IsShuttingDown() const override { return SingleThreadEventExecutor::IsShuttingDown(); }
-  bool IsShutdown() const override { return SingleThreadEventExecutor::IsShutdown(); }
-  bool IsTerminated() const override { return SingleThreadEventExecutor::IsTerminated(); }
-  bool AwaitTermination(absl::Duration timeout) override {
-    return SingleThreadEventExecutor::AwaitTermination(timeout);
-  }
-  const Ticker* ticker() const override { return SingleThreadEventExecutor::ticker(); }
-  absl::Status ScheduleTask(internal::ScheduledTaskRef& task) override {
-    return SingleThreadEventExecutor::ScheduleTask(task);
-  }
-  ExecutorSnapshot Snapshot() const override { return SingleThreadEventExecutor::Snapshot(); }
-
   // Registers `channel` (an oio channel) as this loop's one channel. The future fails
   // with InvalidArgument for a null or non-oio channel, FailedPrecondition when the
   // loop already has (or had) a channel or is shut down, and ResourceExhausted when the
   // group's channel cap is reached. Any failure but the second shuts the loop down.
   ChannelFuture Register(std::shared_ptr<Channel> channel) override;
-
-  // 1 while a channel is registered, else 0.
-  int RegisteredChannels() const override {
-    // Relaxed: a statistic.
-    return attached_.load(std::memory_order_relaxed) ? 1 : 0;
-  }
 
   // True if this loop holds one of its group's channel slots (given back by a
   // shutdown hook, before the termination future completes).
@@ -148,16 +106,10 @@ class ThreadPerChannelEventLoop final : public SingleThreadEventExecutor,
 
  protected:
   void Run() override;
-  void Cleanup() override;
   void OnWakeupRequested() override;
-  // True while the channel drains its queued writes during a graceful shutdown.
-  bool HasPendingShutdownWork() override { return channel_ != nullptr && draining_; }
 
  private:
   ThreadPerChannelEventLoop(OioEventLoopGroup* parent, ExecutorOptions options, int event_fd);
-  void CloseChannel();
-  // Asks the channel (once) to drain or be closed.
-  void DrainOrCloseChannel();
 
   OioEventLoopGroup* const parent_;
   const int event_fd_;
@@ -165,16 +117,12 @@ class ThreadPerChannelEventLoop final : public SingleThreadEventExecutor,
   std::atomic<bool> claimed_{false};
   // Release/acquire: see holds_slot().
   std::atomic<bool> holds_slot_{false};
-  // Relaxed: a statistic / test hook.
-  std::atomic<bool> attached_{false};
+  // Relaxed: a test hook.
   std::atomic<int64_t> poll_count_{0};
 
-  // Loop-confined.
-  std::shared_ptr<Channel> channel_;
+  // Loop-confined. The attached channel (held by the base) and its socket side.
+  Channel* channel_ = nullptr;
   OioIoHandler* handler_ = nullptr;
-  std::shared_ptr<Channel> released_;
-  bool drain_asked_ = false;
-  bool draining_ = false;
 };
 
 }  // namespace gyre
