@@ -23,6 +23,11 @@ Channel::Channel(Channel* parent)
 
 Channel::~Channel() = default;
 
+void Channel::set_event_loop(EventLoop* loop) {
+  loop_affinity_.Bind(loop);
+  loop_.store(loop, std::memory_order_release);
+}
+
 ChannelPromise Channel::NewPromise() const { return ChannelPromise(event_loop()); }
 
 ChannelFuture EventLoopGroup::Register(std::shared_ptr<Channel> channel) {

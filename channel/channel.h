@@ -31,6 +31,7 @@
 #include "gyre/channel/channel_pipeline.h"
 #include "gyre/channel/message.h"
 #include "gyre/channel/socket_address.h"
+#include "gyre/concurrent/loop_affinity.h"
 
 namespace gyre {
 
@@ -122,10 +123,16 @@ class Channel : public std::enable_shared_from_this<Channel> {
   virtual bool BeginShutdownDrain() { return false; }
 
   // For transports: set on registration / deregistration (loop thread).
-  void set_event_loop(EventLoop* loop) { loop_.store(loop, std::memory_order_release); }
+  void set_event_loop(EventLoop* loop);
   void set_registered(bool registered) { registered_.store(registered, std::memory_order_release); }
   // Completes CloseFuture() (once).
   void CompleteCloseFuture() { close_future_.TrySuccess(); }
+
+  // The channel's loop thread, as a capability (see LoopAffinity): transports guard
+  // their loop-confined state (fd, interest set, outbound queue) with it. Bound to the
+  // loop by set_event_loop; before that, any thread (the one holding the unregistered
+  // channel) passes its check.
+  LoopAffinity loop_affinity_;
 
  private:
   const ChannelId id_;

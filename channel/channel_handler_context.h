@@ -23,11 +23,13 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "gyre/channel/channel_future.h"
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/message.h"
 #include "gyre/channel/socket_address.h"
+#include "gyre/concurrent/loop_affinity.h"
 
 namespace gyre {
 
@@ -132,8 +134,12 @@ class ChannelHandlerContext {
   std::atomic<ChannelHandlerContext*> next_{nullptr};
   std::atomic<ChannelHandlerContext*> prev_{nullptr};
   std::atomic<bool> removed_{false};
-  // Whether HandlerAdded has been called (loop-confined after registration).
-  bool added_called_ = false;
+  // The thread this context's handler runs on, as a capability: bound to a pinned
+  // executor; for a context on the channel's loop the check accepts any thread (the
+  // channel's own affinity covers the loop).
+  const LoopAffinity loop_affinity_;
+  // Whether HandlerAdded has been called.
+  bool added_called_ ABSL_GUARDED_BY(loop_affinity_) = false;
 };
 
 }  // namespace gyre

@@ -90,7 +90,8 @@ ChannelHandlerContext::ChannelHandlerContext(ChannelPipeline* pipeline, std::str
       name_(std::move(name)),
       handler_(std::move(handler)),
       executor_(executor),
-      mask_(mask) {}
+      mask_(mask),
+      loop_affinity_(executor) {}
 
 Channel& ChannelHandlerContext::channel() const { return pipeline_->channel(); }
 
@@ -426,6 +427,9 @@ ChannelPipeline::ChannelPipeline(Channel* channel) : channel_(channel) {
   tail_ = contexts_.back().get();
   head_->next_.store(tail_, std::memory_order_release);
   tail_->prev_.store(head_, std::memory_order_release);
+  // Not shared with any thread yet.
+  head_->loop_affinity_.AssumeExclusive();
+  tail_->loop_affinity_.AssumeExclusive();
   head_->added_called_ = true;
   tail_->added_called_ = true;
 }
@@ -651,6 +655,7 @@ std::vector<std::string> ChannelPipeline::Names() const {
 void ChannelPipeline::CallHandlerAdded(ChannelHandlerContext* ctx) {
   ctx->RunOrPost(
       [ctx] {
+        ctx->loop_affinity_.AssertOnLoop();  // run on the context's executor
         if (ctx->added_called_ || ctx->IsRemoved()) return;
         ctx->added_called_ = true;
         try {
@@ -667,6 +672,7 @@ void ChannelPipeline::CallHandlerAdded(ChannelHandlerContext* ctx) {
 void ChannelPipeline::CallHandlerRemoved(ChannelHandlerContext* ctx) {
   ctx->RunOrPost(
       [ctx] {
+        ctx->loop_affinity_.AssertOnLoop();  // run on the context's executor
         if (!ctx->added_called_) return;  // never told it was added
         try {
           ctx->handler_->HandlerRemoved(*ctx);

@@ -12,7 +12,7 @@
 #include "gyre/channel/channel.h"
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/channel_handler_context.h"
-#include "gyre/concurrent/internal/test_executor.h"
+#include "gyre/testing/test_executor.h"
 #include "gyre/testing/embedded_channel.h"
 
 namespace gyre {
@@ -284,7 +284,7 @@ class ThreadProbe : public ChannelInboundHandler {
 };
 
 TEST(PipelineTest, HandlerPinnedToAnotherExecutor) {
-  internal::TestExecutor other;
+  testing::TestExecutor other;
   auto probe = std::make_shared<ThreadProbe>();
   auto ch = EmbeddedChannel::Create();
   ASSERT_TRUE(ch->pipeline().AddLast(&other, "probe", probe).ok());
@@ -359,7 +359,7 @@ TEST(PipelineTest, ClosingTheChannelRemovesEveryHandlerTailToHeadB97B98) {
 }
 
 TEST(PipelineTest, TeardownRunsHandlerRemovedOnThePinnedExecutor) {
-  internal::TestExecutor other;
+  testing::TestExecutor other;
   TeardownProbe::Log log;
   auto ch = EmbeddedChannel::Create();
   ASSERT_TRUE(ch->pipeline().AddLast(&other, "pinned", std::make_shared<TeardownProbe>("p", &log)).ok());

@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "gyre/concurrent/internal/log.h"
-
 namespace gyre {
 
 SingleThreadEventLoop::SingleThreadEventLoop(EventLoopGroup* parent, ExecutorOptions options)
@@ -21,7 +19,7 @@ ExecutorSnapshot SingleThreadEventLoop::Snapshot() const {
 }
 
 void SingleThreadEventLoop::AddChannel(std::shared_ptr<Channel> channel) {
-  GYRE_DCHECK(InEventLoop()) << "AddChannel off the loop thread";
+  loop_affinity_.AssertOnLoop();
   Channel* key = channel.get();
   if (channels_.emplace(key, std::move(channel)).second) {
     registered_.fetch_add(1, std::memory_order_relaxed);
@@ -29,7 +27,7 @@ void SingleThreadEventLoop::AddChannel(std::shared_ptr<Channel> channel) {
 }
 
 void SingleThreadEventLoop::RemoveChannel(Channel* channel) {
-  GYRE_DCHECK(InEventLoop()) << "RemoveChannel off the loop thread";
+  loop_affinity_.AssertOnLoop();
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   released_.push_back(std::move(it->second));

@@ -126,23 +126,23 @@ class SingleThreadEventLoop : public SingleThreadEventExecutor, public EventLoop
   // Loop thread only. Drops the references of channels removed since the last call.
   // Call it where no handler of a removed channel can still be on the stack (between
   // I/O batches).
-  void ReleaseRemovedChannels();
+  void ReleaseRemovedChannels() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // Loop thread only, while shutting down: before the shutdown timeout asks the
   // channels that are not draining to drain or closes them; after it, closes every
   // registered channel (see the file comment).
-  void ShutdownChannelsStep();
+  void ShutdownChannelsStep() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // Loop thread only. Closes every registered channel now (pending writes fail).
-  void CloseAllChannels();
+  void CloseAllChannels() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // True while channels drain queued writes during a graceful shutdown.
-  bool HasPendingShutdownWork() override { return !draining_.empty(); }
+  bool HasPendingShutdownWork() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) { return !draining_.empty(); }
   // Closes the channels still registered. A subclass that overrides it calls this.
-  void Cleanup() override;
+  void Cleanup() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // Loop thread only. Adds `nanos` of real time spent handling I/O (for Snapshot()).
-  void AddIoTime(int64_t nanos) {
+  void AddIoTime(int64_t nanos) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
     // Relaxed single-writer statistic.
     io_nanos_.store(io_nanos_.load(std::memory_order_relaxed) + nanos, std::memory_order_relaxed);
   }
@@ -154,12 +154,11 @@ class SingleThreadEventLoop : public SingleThreadEventExecutor, public EventLoop
   // Time handling I/O; single writer (the loop), relaxed.
   std::atomic<int64_t> io_nanos_{0};
 
-  // Loop-confined.
-  absl::flat_hash_map<Channel*, std::shared_ptr<Channel>> channels_;
-  std::vector<std::shared_ptr<Channel>> released_;
+  absl::flat_hash_map<Channel*, std::shared_ptr<Channel>> channels_ ABSL_GUARDED_BY(loop_affinity_);
+  std::vector<std::shared_ptr<Channel>> released_ ABSL_GUARDED_BY(loop_affinity_);
   // Registered channels draining queued writes during a graceful shutdown (a subset of
   // channels_; RemoveChannel drops them).
-  absl::flat_hash_set<Channel*> draining_;
+  absl::flat_hash_set<Channel*> draining_ ABSL_GUARDED_BY(loop_affinity_);
 };
 
 }  // namespace gyre

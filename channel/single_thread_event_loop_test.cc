@@ -29,7 +29,7 @@ class TaskOnlyLoop final : public SingleThreadEventLoop {
   ~TaskOnlyLoop() override { ShutdownAndJoin(); }
 
  protected:
-  void Run() override {
+  void Run() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
     for (;;) {
       WaitForTasks();
       RunAllTasks();

@@ -36,7 +36,7 @@ class DefaultEventExecutor final : public SingleThreadEventExecutor {
   ~DefaultEventExecutor() override { ShutdownAndJoin(); }
 
  protected:
-  void Run() override;
+  void Run() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 };
 
 // A MultithreadEventExecutorGroup of DefaultEventExecutors.

@@ -9,7 +9,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "gyre/concurrent/default_event_executor.h"
-#include "gyre/concurrent/executor_test_util.h"
+#include "gyre/testing/executor_test_util.h"
 #include "gyre/testing/budget.h"
 
 namespace gyre {

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "gyre/concurrent/executor_test_util.h"
+#include "gyre/testing/executor_test_util.h"
 #include "gyre/concurrent/immediate_event_executor.h"
 #include "gyre/testing/budget.h"
 #include "gyre/testing/manual_ticker.h"

@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "gyre/concurrent/default_event_executor.h"
 #include "gyre/concurrent/executor_group_registry.h"
-#include "gyre/concurrent/executor_test_util.h"
+#include "gyre/testing/executor_test_util.h"
 #include "gyre/concurrent/internal/status_macros.h"
 #include "gyre/testing/budget.h"
 

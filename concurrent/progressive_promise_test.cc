@@ -8,12 +8,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "gyre/concurrent/event_executor.h"
-#include "gyre/concurrent/internal/test_executor.h"
+#include "gyre/testing/test_executor.h"
 
 namespace gyre {
 namespace {
 
-using internal::TestExecutor;
+using ::gyre::testing::TestExecutor;
 using Report = std::tuple<int64_t, int64_t>;
 using ::testing::ElementsAre;
 

@@ -4,13 +4,13 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "gyre/concurrent/internal/test_executor.h"
+#include "gyre/testing/test_executor.h"
 #include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
 
-using internal::TestExecutor;
+using ::gyre::testing::TestExecutor;
 
 class PromiseCombinerTest : public ::testing::Test {
  protected:

@@ -14,14 +14,14 @@
 #include "gyre/concurrent/future.h"
 #include "gyre/concurrent/internal/future_core.h"
 #include "gyre/concurrent/internal/log.h"
-#include "gyre/concurrent/executor_test_util.h"
-#include "gyre/concurrent/internal/test_executor.h"
+#include "gyre/testing/executor_test_util.h"
+#include "gyre/testing/test_executor.h"
 #include "gyre/testing/budget.h"
 
 namespace gyre {
 namespace {
 
-using internal::TestExecutor;
+using ::gyre::testing::TestExecutor;
 
 // The race loops below run kStressFactor times longer in the stress variant
 // (//concurrent:promise_stress_test).

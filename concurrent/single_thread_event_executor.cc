@@ -91,12 +91,14 @@ absl::Status SingleThreadEventExecutor::Offer(absl::AnyInvocable<void()>& task, 
                                               Admission admission) {
   // A task from the loop itself: the local ring, when that keeps the order a single
   // queue would give (nothing from another thread visibly queued ahead of it).
-  if (internal::tls_current_executor == static_cast<const EventExecutor*>(this) &&
-      !local_closed_ && max_pending_tasks_ == 0 && queue_.NoVisibleNodes()) {
-    local_.Push(std::move(task));
-    // Relaxed single-writer statistic.
-    local_size_.store(local_.size(), std::memory_order_relaxed);
-    return absl::OkStatus();
+  if (internal::tls_current_executor == static_cast<const EventExecutor*>(this)) {
+    loop_affinity_.AssertOnLoop();
+    if (!local_closed_ && max_pending_tasks_ == 0 && queue_.NoVisibleNodes()) {
+      local_.Push(std::move(task));
+      // Relaxed single-writer statistic.
+      local_size_.store(local_.size(), std::memory_order_relaxed);
+      return absl::OkStatus();
+    }
   }
   if (ABSL_PREDICT_FALSE(state_.load(std::memory_order_acquire) == kNotStarted)) {
     absl::Status started = EnsureStarted();
@@ -259,6 +261,7 @@ absl::AnyInvocable<void()> SingleThreadEventExecutor::TakeTask() {
     AbsorbTimers();
     if (heap_.PeekDeadline() <= NanosNow()) {
       return [this] {
+        loop_affinity_.AssertOnLoop();  // TakeTask's caller runs it on the loop
         StampBatchStart();
         RunDueScheduled(NanosNow());
       };
@@ -618,7 +621,9 @@ Future<void> SingleThreadEventExecutor::ShutdownGracefully(absl::Duration quiet_
   }
   if (terminate_here) {
     // No loop thread will ever run: refuse timers from now on, and cancel any that a
-    // racing Schedule pushed before the stacks closed.
+    // racing Schedule pushed before the stacks closed. This thread has the loop's
+    // state to itself.
+    loop_affinity_.AssumeExclusive();
     CloseTimerStacks();
     CancelScheduledTasks();
     RunShutdownHooks();
@@ -665,6 +670,7 @@ void SingleThreadEventExecutor::ShutdownAndJoin() {
 
 void SingleThreadEventExecutor::ThreadMain() {
   thread_id_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  loop_affinity_.AssertOnLoop();
   // Lets promise completion on this thread skip the virtual InEventLoop() call.
   internal::tls_current_executor = this;
   {
@@ -752,6 +758,7 @@ void SingleThreadEventExecutor::ThreadMain() {
 
 absl::Status SingleThreadEventExecutor::ScheduleTask(internal::ScheduledTaskRef& task) {
   if (internal::tls_current_executor == static_cast<const EventExecutor*>(this)) {
+    loop_affinity_.AssertOnLoop();
     if (IsShutdown()) {
       rejected_.fetch_add(1, std::memory_order_relaxed);
       return ShutDownError();
@@ -796,6 +803,7 @@ absl::Status SingleThreadEventExecutor::ScheduleTask(internal::ScheduledTaskRef&
 
 void SingleThreadEventExecutor::OnScheduledTaskCancelled(internal::ScheduledTask* task) {
   if (internal::tls_current_executor == static_cast<const EventExecutor*>(this)) {
+    loop_affinity_.AssertOnLoop();
     internal::ScheduledTaskRef removed = heap_.Remove(task);
     if (removed) {
       removed->DestroyBody();

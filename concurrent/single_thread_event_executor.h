@@ -78,6 +78,7 @@
 #include "gyre/concurrent/executor_options.h"
 #include "gyre/concurrent/executor_snapshot.h"
 #include "gyre/concurrent/future.h"
+#include "gyre/concurrent/loop_affinity.h"
 #include "gyre/concurrent/internal/local_task_ring.h"
 #include "gyre/concurrent/internal/mpsc_queue.h"
 #include "gyre/concurrent/internal/mutex.h"
@@ -146,29 +147,29 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // The loop body, on the executor's thread. It must run tasks until ConfirmShutdown()
   // returns true, then return. Returning earlier is a bug and is logged; the executor
   // then shuts itself down. If it throws, the termination future fails with Internal.
-  virtual void Run() = 0;
+  virtual void Run() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) = 0;
 
   // Called once on the loop thread after the last task and hook, before kTerminated.
-  virtual void Cleanup() {}
+  virtual void Cleanup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {}
 
   // Loop thread only. Blocks until a task is queued, a timer is due, Wakeup() is called
   // or the ticker jumps. Never blocks while shutting down (ConfirmShutdown paces that).
-  void WaitForTasks();
+  void WaitForTasks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // Loop thread only. Returns the next task (a due timer counts as one), waiting as
   // WaitForTasks does; an empty invocable when woken without work.
-  absl::AnyInvocable<void()> TakeTask();
+  absl::AnyInvocable<void()> TakeTask() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // Loop thread only. Runs due timers and up to a batch of queued tasks; returns true if
   // anything ran. The batch bound keeps timers from starving behind a queue that is
   // refilled as fast as it drains.
-  bool RunAllTasks();
+  bool RunAllTasks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   // As RunAllTasks, but stops once `timeout` has passed (checked every 64 tasks).
-  bool RunAllTasks(absl::Duration timeout);
+  bool RunAllTasks(absl::Duration timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // Loop thread only. True if a task is queued (or being queued), or a timer scheduled
   // from another thread waits to enter the heap.
-  bool HasTasks() const {
+  bool HasTasks() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
     // seq_cst loads: the loop's half of the Dekker pairs with producers (see Sleep).
     return !local_.empty() || queue_.MaybeNonEmpty() ||
            incoming_timers_.load(std::memory_order_seq_cst) != nullptr ||
@@ -180,7 +181,7 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // no task run, or the timeout, or a quiet period of zero with nothing left to run.
   // When it returns false it may have slept (until a task, a clock jump or the end of
   // the quiet period).
-  bool ConfirmShutdown();
+  bool ConfirmShutdown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // Loop thread only. Asked by ConfirmShutdown() while Run() is running, shutting down
   // (not yet kShutdown) and the graceful-shutdown timeout has not elapsed, after it ran
@@ -188,13 +189,13 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // false at once, without sleeping: the subclass waits on its own primitive, bounded
   // by NanosUntilShutdownTimeout()). Once the timeout elapses it is no longer asked.
   // An event loop returns true while its channels still drain queued writes.
-  virtual bool HasPendingShutdownWork() { return false; }
+  virtual bool HasPendingShutdownWork() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) { return false; }
 
   // Loop thread only. While shutting down, ticker nanoseconds left until the
   // graceful-shutdown timeout elapses (measured from the ShutdownGracefully call, as
   // ConfirmShutdown() does): 0 once it has, INT64_MAX for an infinite timeout or when
   // not shutting down.
-  int64_t NanosUntilShutdownTimeout() const;
+  int64_t NanosUntilShutdownTimeout() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // Wakes the loop if it is sleeping, or makes its next sleep return at once.
   void Wakeup();
@@ -211,13 +212,13 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // Returns false (and announces nothing) if a task is already queued, so the caller
   // must not block; otherwise every task queued from now on calls
   // OnWakeupRequested(). Pair each true return with EndBlockingWait().
-  bool BeginBlockingWait();
+  bool BeginBlockingWait() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   // Loop thread only. Ends the wait announced by BeginBlockingWait().
-  void EndBlockingWait();
+  void EndBlockingWait() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // Loop thread only. Nanoseconds until the earliest scheduled task is due: 0 if one is
   // due now, INT64_MAX if none is scheduled.
-  int64_t NanosUntilNextScheduledTask() const;
+  int64_t NanosUntilNextScheduledTask() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // Shuts down (quiet period zero), joins the thread, then stops observing the ticker
   // (no wake-up reaches OnWakeupRequested() after it returns). Most-derived destructors
@@ -229,11 +230,17 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // Now on this executor's ticker.
   int64_t NanosNow() const { return ticker_->Nanos(); }
 
+  // The loop thread, as a capability: loop-confined members of this class and of
+  // subclasses are ABSL_GUARDED_BY it; Run() and the loop helpers require it. A
+  // subclass's loop-only method that is not called from Run() starts with
+  // loop_affinity_.AssertOnLoop() (see LoopAffinity).
+  const LoopAffinity loop_affinity_{this};
+
   // Loop thread only. Bracket work a subclass does outside tasks (an event loop's I/O
   // handlers): from BeginLoopWork() to EndLoopWork() Snapshot() reports a running task,
   // so a handler that blocks the loop is seen (and reported stalled) like a task would be.
-  void BeginLoopWork() { StampBatchStart(); }
-  void EndLoopWork() { ClearTaskStamp(); }
+  void BeginLoopWork() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) { StampBatchStart(); }
+  void EndLoopWork() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) { ClearTaskStamp(); }
 
  private:
   // Removes this executor from its ticker's observers, once.
@@ -253,36 +260,36 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   absl::Status EnsureStarted();
   void ThreadMain();
   void WakeIfSleeping();
-  void Sleep(int64_t timeout_nanos);
-  void RunNode(internal::TaskNode* node);
-  size_t RunLocal(size_t max);
+  void Sleep(int64_t timeout_nanos) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void RunNode(internal::TaskNode* node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  size_t RunLocal(size_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   // Moves timers scheduled or cancelled from other threads into (out of) the heap.
-  void AbsorbTimers();
+  void AbsorbTimers() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   // Closes the cross-thread timer stacks (kShutdown): later pushes are refused.
-  void CloseTimerStacks();
-  void AbsorbIncoming(internal::ScheduledTask* chain);
-  void AbsorbCancelled(internal::ScheduledTask* chain);
+  void CloseTimerStacks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void AbsorbIncoming(internal::ScheduledTask* chain) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void AbsorbCancelled(internal::ScheduledTask* chain) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   // Publishes the latest the loop will sleep until, before it announces sleeping.
-  void PublishSleepDeadline() {
+  void PublishSleepDeadline() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
     // Relaxed: read after the seq_cst load of sleeping_ that follows our seq_cst store.
     sleep_deadline_nanos_.store(heap_.PeekDeadline(), std::memory_order_relaxed);
   }
-  bool RunDueScheduled(int64_t now);
-  void CancelScheduledTasks();
-  bool RunShutdownHooks();
-  void FlushAccounting();
-  void PublishScheduledCount() {
+  bool RunDueScheduled(int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void CancelScheduledTasks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  bool RunShutdownHooks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void FlushAccounting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void PublishScheduledCount() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
     // Relaxed: a statistic; no data hangs on it.
     scheduled_count_.store(heap_.size(), std::memory_order_relaxed);
   }
-  void AddBusy(int64_t nanos);
+  void AddBusy(int64_t nanos) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   // The running-task stamp (see ExecutorSnapshot::running_task_age). Loop thread only.
-  void StampBatchStart() {
+  void StampBatchStart() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
     stamp_countdown_ = kTaskStampEvery;
     // Relaxed single-writer statistic.
     task_started_nanos_.store(CoarseMonotonicNanos(), std::memory_order_relaxed);
   }
-  void BeforeTask() {
+  void BeforeTask() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
     // The batch stamp covers its first task; then one refresh every kTaskStampEvery.
     if (ABSL_PREDICT_FALSE(--stamp_countdown_ < 0)) {
       stamp_countdown_ = kTaskStampEvery - 1;
@@ -308,11 +315,11 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   alignas(64) std::atomic<uint64_t> pending_{0};
   internal::TaskQueue queue_;
   // Loop-confined: tasks the loop submitted to itself (see the class comment).
-  internal::LocalTaskRing local_;
+  internal::LocalTaskRing local_ ABSL_GUARDED_BY(loop_affinity_);
   // local_.size() for PendingTasks(); single writer, relaxed.
   std::atomic<size_t> local_size_{0};
   // Loop-confined: set with kRejectBit; loop submissions then take the checked path.
-  bool local_closed_ = false;
+  bool local_closed_ ABSL_GUARDED_BY(loop_affinity_) = false;
 
   // Timers from other threads (see the class comment); kClosedStack once shut down.
   alignas(64) std::atomic<internal::ScheduledTask*> incoming_timers_{nullptr};
@@ -348,16 +355,16 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   std::vector<absl::AnyInvocable<void()>> hooks_ ABSL_GUARDED_BY(hooks_mu_);
 
   // Loop-confined state.
-  internal::ScheduledTaskHeap heap_;
-  uint64_t completed_local_ = 0;
-  int64_t last_execution_nanos_ = 0;
-  int64_t shutdown_start_nanos_ = 0;
-  bool shutdown_started_ = false;
-  bool confirm_shutdown_called_ = false;
+  internal::ScheduledTaskHeap heap_ ABSL_GUARDED_BY(loop_affinity_);
+  uint64_t completed_local_ ABSL_GUARDED_BY(loop_affinity_) = 0;
+  int64_t last_execution_nanos_ ABSL_GUARDED_BY(loop_affinity_) = 0;
+  int64_t shutdown_start_nanos_ ABSL_GUARDED_BY(loop_affinity_) = 0;
+  bool shutdown_started_ ABSL_GUARDED_BY(loop_affinity_) = false;
+  bool confirm_shutdown_called_ ABSL_GUARDED_BY(loop_affinity_) = false;
   // Set once RemoveObserver has been called (by ShutdownAndJoin or the destructor).
   std::atomic<bool> ticker_detached_{false};
   // True while Run() runs (HasPendingShutdownWork() is asked only then).
-  bool in_run_ = false;
+  bool in_run_ ABSL_GUARDED_BY(loop_affinity_) = false;
 
   // Statistics, single writer (the loop) and relaxed: snapshots need no ordering.
   std::atomic<uint64_t> completed_{0};
@@ -366,7 +373,7 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // CoarseMonotonicNanos() when the running task (or its stamp chunk) started; 0: idle.
   std::atomic<int64_t> task_started_nanos_{0};
   // Loop-confined: tasks left before BeforeTask() refreshes the stamp.
-  int stamp_countdown_ = 0;
+  int stamp_countdown_ ABSL_GUARDED_BY(loop_affinity_) = 0;
   // CLOCK_MONOTONIC nanoseconds when the thread started; 0 before. Written once.
   std::atomic<int64_t> thread_start_nanos_{0};
   // Relaxed: a statistic, bumped by any rejecting thread.

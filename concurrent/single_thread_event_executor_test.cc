@@ -12,7 +12,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "gyre/concurrent/default_event_executor.h"
-#include "gyre/concurrent/executor_test_util.h"
+#include "gyre/testing/executor_test_util.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/testing/budget.h"
 #include "gyre/testing/manual_ticker.h"
@@ -59,7 +59,7 @@ class RecordingExecutor final : public SingleThreadEventExecutor {
   std::atomic<ExecutorState> state_at_cleanup{ExecutorState::kNotStarted};
 
  protected:
-  void Run() override {
+  void Run() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
     for (;;) {
       WaitForTasks();
       RunAllTasks();
@@ -317,7 +317,7 @@ class ReturningRunExecutor final : public SingleThreadEventExecutor {
   ~ReturningRunExecutor() override { ShutdownAndJoin(); }
 
  protected:
-  void Run() override {
+  void Run() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
     if (throw_) throw std::runtime_error("run failed");
   }
 
@@ -740,7 +740,7 @@ class TakeTaskExecutor final : public SingleThreadEventExecutor {
   ~TakeTaskExecutor() override { ShutdownAndJoin(); }
 
  protected:
-  void Run() override {
+  void Run() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
     for (;;) {
       absl::AnyInvocable<void()> task = TakeTask();
       if (task) {
@@ -824,7 +824,7 @@ class SubmitsInCleanup final : public SingleThreadEventExecutor {
   std::atomic<int> cleanup_status{-1};
 
  protected:
-  void Run() override {
+  void Run() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
     for (;;) {
       WaitForTasks();
       RunAllTasks();

@@ -8,12 +8,12 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "gyre/concurrent/internal/test_executor.h"
+#include "gyre/testing/test_executor.h"
 
 namespace gyre {
 namespace {
 
-using internal::TestExecutor;
+using ::gyre::testing::TestExecutor;
 
 Task<int> AddBoth(Future<int> a, Future<int> b) {
   absl::StatusOr<int> x = co_await a;

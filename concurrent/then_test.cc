@@ -8,13 +8,13 @@
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "gyre/concurrent/future.h"
-#include "gyre/concurrent/internal/test_executor.h"
+#include "gyre/testing/test_executor.h"
 #include "gyre/concurrent/promise.h"
 
 namespace gyre {
 namespace {
 
-using internal::TestExecutor;
+using ::gyre::testing::TestExecutor;
 
 TEST(ThenTest, MapsValue) {
   Promise<int> p;

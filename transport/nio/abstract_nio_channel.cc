@@ -13,10 +13,12 @@ AbstractNioChannel::AbstractNioChannel(Channel* parent, int fd) : Channel(parent
   // Options set later go to the socket at once, on the loop (or here while unregistered).
   config().SetApplier([this](const ChannelOptionSetting& setting) -> absl::Status {
     if (OnLoopOrUnregistered()) {
+      loop_affinity_.AssertOnLoop();
       return fd_ >= 0 ? internal_nio::ApplySocketOption(fd_, setting) : absl::OkStatus();
     }
     std::shared_ptr<Channel> self = shared_from_this();
     return nio_loop()->Execute([this, self, setting] {
+      loop_affinity_.AssertOnLoop();
       if (fd_ < 0) return;
       absl::Status s = internal_nio::ApplySocketOption(fd_, setting);
       if (!s.ok()) GYRE_LOG(WARNING) << "channel " << id().AsShortText() << ": " << s;
@@ -28,11 +30,17 @@ AbstractNioChannel::AbstractNioChannel(Channel* parent, int fd) : Channel(parent
       return;
     }
     std::shared_ptr<Channel> self = shared_from_this();
-    RunOnLoop([this, self] { RemoveInterest(EPOLLIN | EPOLLRDHUP); }, nullptr);
+    RunOnLoop(
+        [this, self] {
+          loop_affinity_.AssertOnLoop();
+          RemoveInterest(EPOLLIN | EPOLLRDHUP);
+        },
+        nullptr);
   });
 }
 
 AbstractNioChannel::~AbstractNioChannel() {
+  loop_affinity_.AssumeExclusive();  // the last reference is gone: nothing else runs here
   if (fd_ >= 0) close(fd_);
 }
 
@@ -99,11 +107,13 @@ void AbstractNioChannel::DoRegister(EventLoop* loop, ChannelPromise promise) {
     return;
   }
   if (nio->InEventLoop()) {
+    loop_affinity_.AssertOnLoop();
     FinishRegister(std::move(promise));
     return;
   }
   std::shared_ptr<Channel> self = shared_from_this();
   absl::Status s = nio->Execute([this, self, promise]() mutable {
+    loop_affinity_.AssertOnLoop();
     FinishRegister(std::move(promise));
   });
   if (!s.ok()) {
@@ -133,6 +143,7 @@ void AbstractNioChannel::FinishRegister(ChannelPromise promise) {
 void AbstractNioChannel::DoDeregister(ChannelPromise promise) {
   RunOnLoop(
       [this, promise]() mutable {
+        loop_affinity_.AssertOnLoop();
         NioEventLoop* loop = nio_loop();
         if (loop == nullptr || !IsRegistered()) {
           promise.TrySuccess();

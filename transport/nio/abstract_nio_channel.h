@@ -59,42 +59,42 @@ class AbstractNioChannel : public Channel, protected NioIoHandler {
   // Registration, common to both channels. Calls OnRegistered() after firing
   // ChannelRegistered.
   void DoRegister(EventLoop* loop, ChannelPromise promise);
-  virtual void OnRegistered() {}
-  void FinishRegister(ChannelPromise promise);
+  virtual void OnRegistered() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {}
+  void FinishRegister(ChannelPromise promise) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void DoDeregister(ChannelPromise promise);
 
   // Sets the socket (after it was created); applies the config's settings to it.
-  absl::Status AdoptFd(int fd);
-  int fd() const { return fd_; }
+  absl::Status AdoptFd(int fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  int fd() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) { return fd_; }
 
   // Adds / removes `events` from the epoll interest (loop thread; no-op unregistered).
-  void AddInterest(uint32_t events);
-  void RemoveInterest(uint32_t events);
-  uint32_t interest() const { return interest_; }
+  void AddInterest(uint32_t events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void RemoveInterest(uint32_t events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  uint32_t interest() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) { return interest_; }
 
   // Closes the fd and fires Inactive (if it was active) and Unregistered, completes
   // CloseFuture. Returns false if the channel was already closed. Subclasses call
   // it from Close after failing their own pending operations.
-  bool CloseCommon();
+  bool CloseCommon() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   void SetActive(bool active) {
     // Release: see IsActive().
     active_.store(active, std::memory_order_release);
   }
-  void CacheAddresses();
+  void CacheAddresses() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
  private:
-  void ApplyInterest();
+  void ApplyInterest() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // No interest set is known to be registered with the loop (before registration, after
   // the fd was removed from it).
   static constexpr uint32_t kNoInterestApplied = ~uint32_t{0};
 
-  int fd_ = -1;  // loop-confined after registration
-  uint32_t interest_ = 0;
+  int fd_ ABSL_GUARDED_BY(loop_affinity_) = -1;  // loop-confined after registration
+  uint32_t interest_ ABSL_GUARDED_BY(loop_affinity_) = 0;
   // The interest set last registered with the loop: ApplyInterest skips the loop's
   // bookkeeping when nothing changed (every read re-arms read interest). Loop-confined.
-  uint32_t applied_interest_ = kNoInterestApplied;
+  uint32_t applied_interest_ ABSL_GUARDED_BY(loop_affinity_) = kNoInterestApplied;
   // The loop this channel belongs to, claimed by CAS in DoRegister (any thread); never
   // changes afterwards. Acquire loads pair with that acq_rel claim.
   std::atomic<NioEventLoop*> nio_loop_{nullptr};

@@ -61,6 +61,7 @@ NioEventLoop::NioEventLoop(EventLoopGroup* parent, ExecutorOptions options, int 
 
 NioEventLoop::~NioEventLoop() {
   ShutdownAndJoin();
+  loop_affinity_.AssumeExclusive();  // the loop thread was joined
   // The fds outlive the thread and every OnWakeupRequested() call.
   close(epoll_fd_);
   close(event_fd_);
@@ -149,7 +150,7 @@ void NioEventLoop::ProcessReady(int n) {
 }
 
 absl::Status NioEventLoop::SetInterest(int fd, uint32_t events, NioIoHandler* handler) {
-  GYRE_DCHECK(InEventLoop()) << "SetInterest off the loop thread";
+  loop_affinity_.AssertOnLoop();
   auto it = interests_.find(fd);
   if (events == 0) {
     if (it != interests_.end()) {
@@ -177,10 +178,14 @@ void NioEventLoop::RemoveFd(int fd) { (void)SetInterest(fd, 0, nullptr); }
 Future<void> NioEventLoop::RebuildSelector() {
   Promise<void> done(this);
   if (InEventLoop()) {
+    loop_affinity_.AssertOnLoop();
     DoRebuildSelector(done);
     return done;
   }
-  absl::Status s = Execute([this, done]() mutable { DoRebuildSelector(done); });
+  absl::Status s = Execute([this, done]() mutable {
+    loop_affinity_.AssertOnLoop();  // a task, on the loop
+    DoRebuildSelector(done);
+  });
   if (!s.ok()) done.TryFailure(s);
   return done;
 }

@@ -100,20 +100,20 @@ class NioEventLoop final : public SingleThreadEventLoop {
   }
 
  protected:
-  void Run() override;
+  void Run() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void OnWakeupRequested() override;
 
  private:
   NioEventLoop(EventLoopGroup* parent, ExecutorOptions options, int epoll_fd, int event_fd);
-  void ProcessReady(int n);
-  void DoRebuildSelector(Promise<void> done);
+  void ProcessReady(int n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void DoRebuildSelector(Promise<void> done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   struct Interest {
     uint32_t events;
     NioIoHandler* handler;
   };
 
-  int epoll_fd_;  // loop thread only after construction (replaced by rebuilds)
+  int epoll_fd_ ABSL_GUARDED_BY(loop_affinity_);  // replaced by rebuilds
   const int event_fd_;
   // Relaxed: see io_ratio().
   std::atomic<int> io_ratio_{kDefaultIoRatio};
@@ -121,9 +121,8 @@ class NioEventLoop final : public SingleThreadEventLoop {
   std::atomic<int64_t> select_count_{0};
   std::atomic<int64_t> wakeup_writes_{0};
 
-  // Loop-confined.
-  std::vector<epoll_event> ready_;
-  absl::flat_hash_map<int, Interest> interests_;
+  std::vector<epoll_event> ready_ ABSL_GUARDED_BY(loop_affinity_);
+  absl::flat_hash_map<int, Interest> interests_ ABSL_GUARDED_BY(loop_affinity_);
 };
 
 }  // namespace gyre

@@ -33,6 +33,7 @@ void NioServerSocketChannel::ServerUnsafe::Bind(const SocketAddress& local,
   NioServerSocketChannel* ch = ch_;
   ch->RunOnLoop(
       [ch, local, promise]() mutable {
+        ch->loop_affinity_.AssertOnLoop();
         if (!ch->IsOpen()) {
           promise.TryFailure(absl::FailedPreconditionError("channel is closed"));
           return;
@@ -85,6 +86,7 @@ void NioServerSocketChannel::ServerUnsafe::BeginRead() {
   std::shared_ptr<Channel> self = ch->shared_from_this();
   ch->RunOnLoop(
       [ch, self] {
+        ch->loop_affinity_.AssertOnLoop();
         if (!ch->IsActive()) return;
         ch->read_requested_ = true;
         if (!ch->backing_off_) ch->AddInterest(EPOLLIN);
@@ -97,6 +99,7 @@ void NioServerSocketChannel::ServerUnsafe::Close(ChannelPromise promise) {
   std::shared_ptr<Channel> self = ch->shared_from_this();
   ch->RunOnLoop(
       [ch, self, promise]() mutable {
+        ch->loop_affinity_.AssertOnLoop();
         ch->CloseCommon();
         promise.TrySuccess();
       },
@@ -104,6 +107,7 @@ void NioServerSocketChannel::ServerUnsafe::Close(ChannelPromise promise) {
 }
 
 void NioServerSocketChannel::OnIoEvent(uint32_t events) {
+  loop_affinity_.AssertOnLoop();  // called by the loop
   std::shared_ptr<Channel> self = shared_from_this();
   if (!IsOpen()) return;
   if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0) AcceptReady();
@@ -143,6 +147,7 @@ void NioServerSocketChannel::BackOff() {
   NioServerSocketChannel* ch = this;
   nio_loop()->Schedule(
       [weak, ch] {
+        ch->loop_affinity_.AssertOnLoop();
         std::shared_ptr<Channel> alive = weak.lock();
         if (alive == nullptr || !ch->IsOpen()) return;
         ch->backing_off_ = false;

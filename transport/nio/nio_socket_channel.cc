@@ -36,6 +36,7 @@ std::shared_ptr<NioSocketChannel> NioSocketChannel::Create() {
 
 std::shared_ptr<NioSocketChannel> NioSocketChannel::CreateAccepted(Channel* parent, int fd) {
   std::shared_ptr<NioSocketChannel> ch(new NioSocketChannel(parent, fd));
+  ch->loop_affinity_.AssertOnLoop();  // not registered yet: this thread has it
   ch->SetActive(true);
   ch->CacheAddresses();
   return ch;
@@ -72,6 +73,7 @@ void NioSocketChannel::NioUnsafe::Bind(const SocketAddress& local, ChannelPromis
   NioSocketChannel* ch = ch_;
   ch->RunOnLoop(
       [ch, local, promise]() mutable {
+        ch->loop_affinity_.AssertOnLoop();
         if (!ch->IsOpen()) {
           promise.TryFailure(ClosedError());
           return;
@@ -95,6 +97,7 @@ void NioSocketChannel::NioUnsafe::Connect(const SocketAddress& remote, const Soc
   NioSocketChannel* ch = ch_;
   ch->RunOnLoop(
       [ch, remote, local, promise]() mutable {
+        ch->loop_affinity_.AssertOnLoop();
         if (!ch->IsOpen()) {
           promise.TryFailure(ClosedError());
           return;
@@ -147,6 +150,7 @@ void NioSocketChannel::NioUnsafe::Connect(const SocketAddress& remote, const Soc
           std::string where = remote.ToString();
           ch->connect_timeout_ = ch->nio_loop()->Schedule(
               [ch, weak, where, timeout] {
+                ch->loop_affinity_.AssertOnLoop();
                 std::shared_ptr<Channel> alive = weak.lock();
                 if (alive == nullptr || !ch->connect_promise_.has_value()) return;
                 ch->FailConnect(absl::DeadlineExceededError(absl::StrCat(
@@ -192,6 +196,7 @@ void NioSocketChannel::FailConnect(absl::Status cause) {
 }
 
 void NioSocketChannel::OnIoEvent(uint32_t events) {
+  loop_affinity_.AssertOnLoop();  // called by the loop
   std::shared_ptr<Channel> self = shared_from_this();  // alive through the handlers
   if (!IsOpen()) return;
   if (draining_) {
@@ -209,6 +214,7 @@ void NioSocketChannel::OnIoEvent(uint32_t events) {
 }
 
 bool NioSocketChannel::BeginShutdownDrain() {
+  loop_affinity_.AssertOnLoop();  // called by the loop
   if (!IsOpen()) return false;
   if (draining_) return true;
   if (!IsActive() || connect_promise_.has_value() ||
@@ -264,11 +270,17 @@ void NioSocketChannel::NioUnsafe::BeginRead() {
   NioSocketChannel* ch = ch_;
   // On the loop (auto-read re-arming after every read): inline, no task.
   if (ch->OnLoopOrUnregistered()) {
+    ch->loop_affinity_.AssertOnLoop();
     ch->BeginReadOnLoop();
     return;
   }
   std::shared_ptr<Channel> self = ch->shared_from_this();
-  ch->RunOnLoop([ch, self] { ch->BeginReadOnLoop(); }, nullptr);
+  ch->RunOnLoop(
+      [ch, self] {
+        ch->loop_affinity_.AssertOnLoop();
+        ch->BeginReadOnLoop();
+      },
+      nullptr);
 }
 
 void NioSocketChannel::BeginReadOnLoop() {
@@ -349,7 +361,13 @@ void NioSocketChannel::InputShutdown() {
 ChannelFuture NioSocketChannel::ShutdownOutput() {
   ChannelPromise promise = NewPromise();
   std::shared_ptr<Channel> self = shared_from_this();
-  RunOnLoop([this, self, promise]() mutable { DoShutdownOutput(std::move(promise)); }, &promise);
+  RunOnLoop(
+      [this, self, promise]() mutable {
+        loop_affinity_.AssertOnLoop();
+        loop_affinity_.AssertOnLoop();
+        DoShutdownOutput(std::move(promise));
+      },
+      &promise);
   return promise;
 }
 
@@ -399,12 +417,16 @@ void NioSocketChannel::NioUnsafe::Write(Message msg, ChannelPromise promise) {
   NioSocketChannel* ch = ch_;
   // On the loop (the common case: a handler writing): no task, no allocation.
   if (ch->OnLoopOrUnregistered()) {
+    ch->loop_affinity_.AssertOnLoop();
     ch->WriteOnLoop(std::move(msg), std::move(promise));
     return;
   }
   auto shared = std::make_shared<Message>(std::move(msg));
   ch->RunOnLoop(
-      [ch, shared, promise]() mutable { ch->WriteOnLoop(std::move(*shared), std::move(promise)); },
+      [ch, shared, promise]() mutable {
+        ch->loop_affinity_.AssertOnLoop();
+        ch->WriteOnLoop(std::move(*shared), std::move(promise));
+      },
       &promise);
 }
 
@@ -443,11 +465,17 @@ void NioSocketChannel::WriteOnLoop(Message msg, ChannelPromise promise) {
 void NioSocketChannel::NioUnsafe::Flush() {
   NioSocketChannel* ch = ch_;
   if (ch->OnLoopOrUnregistered()) {
+    ch->loop_affinity_.AssertOnLoop();
     ch->FlushOnLoop();
     return;
   }
   std::shared_ptr<Channel> self = ch->shared_from_this();
-  ch->RunOnLoop([ch, self] { ch->FlushOnLoop(); }, nullptr);
+  ch->RunOnLoop(
+      [ch, self] {
+        ch->loop_affinity_.AssertOnLoop();
+        ch->FlushOnLoop();
+      },
+      nullptr);
 }
 
 void NioSocketChannel::FlushOnLoop() {
@@ -550,6 +578,7 @@ void NioSocketChannel::NioUnsafe::Close(ChannelPromise promise) {
   std::shared_ptr<Channel> self = ch->shared_from_this();
   ch->RunOnLoop(
       [ch, self, promise]() mutable {
+        ch->loop_affinity_.AssertOnLoop();
         ch->DoClose(absl::OkStatus());
         promise.TrySuccess();
       },

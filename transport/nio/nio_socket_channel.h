@@ -121,28 +121,28 @@ class NioSocketChannel final : public AbstractNioChannel {
   NioSocketChannel(Channel* parent, int fd);
 
   void OnIoEvent(uint32_t events) override;
-  void OnRegistered() override;
+  void OnRegistered() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   bool BeginShutdownDrain() override;
-  void DrainEvent(uint32_t events);
-  void DiscardInbound();
-  absl::Status EnsureSocket(int family);
-  void FinishConnect();
-  void FailConnect(absl::Status cause);
-  void ReadReady();
-  void WriteReady();
-  void WriteOnLoop(Message msg, ChannelPromise promise);
-  void FlushOnLoop();
+  void DrainEvent(uint32_t events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void DiscardInbound() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  absl::Status EnsureSocket(int family) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void FinishConnect() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void FailConnect(absl::Status cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void ReadReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void WriteReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void WriteOnLoop(Message msg, ChannelPromise promise) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void FlushOnLoop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   // Asks for read readiness (Read() / auto-read), on the loop.
-  void BeginReadOnLoop();
-  void DoWrite();
-  void DoClose(absl::Status cause);
-  void AddPending(int64_t delta);
-  void SetWritable(bool writable);
-  void MarkConnected();
-  void BecomeActive();
-  void DoShutdownOutput(ChannelPromise promise);
-  void InputShutdown();
-  void FailPendingWrites(const absl::Status& failure);
+  void BeginReadOnLoop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void DoWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void DoClose(absl::Status cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void AddPending(int64_t delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void SetWritable(bool writable) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void MarkConnected() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void BecomeActive() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void DoShutdownOutput(ChannelPromise promise) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void InputShutdown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void FailPendingWrites(const absl::Status& failure) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   NioUnsafe unsafe_{this};
   // Relaxed: see IsWritable() / PendingOutboundBytes().
@@ -151,17 +151,17 @@ class NioSocketChannel final : public AbstractNioChannel {
   std::atomic<bool> input_shutdown_{false};
   std::atomic<bool> output_shutdown_{false};
 
-  // Loop-confined.
-  std::deque<Pending> unflushed_;
-  std::deque<Pending> flushed_;
-  std::vector<ChannelPromise> done_scratch_;  // DoWrite's completed promises
-  std::optional<ChannelPromise> connect_promise_;
-  std::optional<ScheduledFuture<void>> connect_timeout_;
-  bool read_requested_ = false;
-  bool in_write_ = false;
+  // Loop-confined (guarded by the channel's loop affinity).
+  std::deque<Pending> unflushed_ ABSL_GUARDED_BY(loop_affinity_);
+  std::deque<Pending> flushed_ ABSL_GUARDED_BY(loop_affinity_);
+  std::vector<ChannelPromise> done_scratch_ ABSL_GUARDED_BY(loop_affinity_);  // DoWrite's completed promises
+  std::optional<ChannelPromise> connect_promise_ ABSL_GUARDED_BY(loop_affinity_);
+  std::optional<ScheduledFuture<void>> connect_timeout_ ABSL_GUARDED_BY(loop_affinity_);
+  bool read_requested_ ABSL_GUARDED_BY(loop_affinity_) = false;
+  bool in_write_ ABSL_GUARDED_BY(loop_affinity_) = false;
   // Set by BeginShutdownDrain: closes once flushed_ and unflushed_ are empty.
-  bool draining_ = false;
-  AdaptiveRecvByteBufAllocator::Handle recv_handle_;
+  bool draining_ ABSL_GUARDED_BY(loop_affinity_) = false;
+  AdaptiveRecvByteBufAllocator::Handle recv_handle_ ABSL_GUARDED_BY(loop_affinity_);
 };
 
 }  // namespace gyre

@@ -103,14 +103,14 @@ ChannelFuture ThreadPerChannelEventLoop::Register(std::shared_ptr<Channel> chann
 }
 
 void ThreadPerChannelEventLoop::Attach(std::shared_ptr<Channel> channel, OioIoHandler* handler) {
-  GYRE_DCHECK(InEventLoop()) << "Attach off the loop thread";
+  loop_affinity_.AssertOnLoop();
   channel_ = channel.get();
   handler_ = handler;
   AddChannel(std::move(channel));
 }
 
 void ThreadPerChannelEventLoop::Detach() {
-  GYRE_DCHECK(InEventLoop()) << "Detach off the loop thread";
+  loop_affinity_.AssertOnLoop();
   if (channel_ == nullptr) return;
   // The base keeps the channel alive until after the current event and tasks.
   RemoveChannel(channel_);

@@ -105,7 +105,7 @@ class ThreadPerChannelEventLoop final
   int64_t PollCountForTesting() const { return poll_count_.load(std::memory_order_relaxed); }
 
  protected:
-  void Run() override;
+  void Run() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void OnWakeupRequested() override;
 
  private:
@@ -121,8 +121,8 @@ class ThreadPerChannelEventLoop final
   std::atomic<int64_t> poll_count_{0};
 
   // Loop-confined. The attached channel (held by the base) and its socket side.
-  Channel* channel_ = nullptr;
-  OioIoHandler* handler_ = nullptr;
+  Channel* channel_ ABSL_GUARDED_BY(loop_affinity_) = nullptr;
+  OioIoHandler* handler_ ABSL_GUARDED_BY(loop_affinity_) = nullptr;
 };
 
 }  // namespace gyre

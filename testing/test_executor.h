@@ -3,8 +3,8 @@
 //
 // Thread safety: thread-safe. Ownership: joins its thread in the destructor after
 // running every queued task.
-#ifndef GYRE_CONCURRENT_INTERNAL_TEST_EXECUTOR_H_
-#define GYRE_CONCURRENT_INTERNAL_TEST_EXECUTOR_H_
+#ifndef GYRE_TESTING_TEST_EXECUTOR_H_
+#define GYRE_TESTING_TEST_EXECUTOR_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -19,7 +19,7 @@
 #include "gyre/concurrent/promise.h"
 
 namespace gyre {
-namespace internal {
+namespace testing {
 
 class TestExecutor final : public EventExecutor {
  public:
@@ -102,7 +102,7 @@ class TestExecutor final : public EventExecutor {
   std::thread thread_;
 };
 
-}  // namespace internal
+}  // namespace testing
 }  // namespace gyre
 
-#endif  // GYRE_CONCURRENT_INTERNAL_TEST_EXECUTOR_H_
+#endif  // GYRE_TESTING_TEST_EXECUTOR_H_

@@ -2,8 +2,8 @@
 // and std-only handshakes (gyre's tests avoid absl::Notification under TSan).
 //
 // Thread safety: every helper is thread-safe.
-#ifndef GYRE_CONCURRENT_EXECUTOR_TEST_UTIL_H_
-#define GYRE_CONCURRENT_EXECUTOR_TEST_UTIL_H_
+#ifndef GYRE_TESTING_EXECUTOR_TEST_UTIL_H_
+#define GYRE_TESTING_EXECUTOR_TEST_UTIL_H_
 
 #include <atomic>
 #include <chrono>
@@ -170,4 +170,4 @@ class CountingThreadFactory : public ThreadFactory {
 }  // namespace test
 }  // namespace gyre
 
-#endif  // GYRE_CONCURRENT_EXECUTOR_TEST_UTIL_H_
+#endif  // GYRE_TESTING_EXECUTOR_TEST_UTIL_H_
