@@ -114,6 +114,30 @@ class ChannelHandlerContext {
   void InvokeRead();
   void InvokeWrite(Message msg, ChannelPromise promise);
   void InvokeFlush();
+  // HandlerAdded (once, unless removed first) / HandlerRemoved (only after an add).
+  void InvokeHandlerAdded();
+  void InvokeHandlerRemoved();
+
+  // The bodies every Invoke* shares, over the handler method to call: Call* run it
+  // here (a throw goes to ExceptionCaught, or fails the promise for an outbound method
+  // that takes one, passed last); Invoke* run or post it to the context's executor
+  // (a refused hop is logged as `event`, or fails the promise).
+  template <typename... Params, typename... Args>
+  void CallInbound(void (ChannelHandler::*method)(ChannelHandlerContext&, Params...),
+                   Args&&... args);
+  template <typename... Params, typename... Args>
+  void CallOutbound(void (ChannelHandler::*method)(ChannelHandlerContext&, Params...),
+                    ChannelPromise& promise, Args&&... args);
+  template <typename... Params, typename... Args>
+  void InvokeInbound(const char* event,
+                     void (ChannelHandler::*method)(ChannelHandlerContext&, Params...),
+                     Args... args);
+  template <typename... Params, typename... Args>
+  void InvokeOutbound(void (ChannelHandler::*method)(ChannelHandlerContext&, Params...),
+                      ChannelPromise promise, Args... args);
+
+  // Logs a handler call dropped because its executor refused the hop.
+  static void LogRejected(const char* what, const std::string& name, const absl::Status& status);
 
   // Runs `fn` on this context's executor: inline when already there, else as a task
   // that keeps the channel alive. If the executor refuses the task, `on_rejected` runs

@@ -1,0 +1,352 @@
+#include "gyre/channel/channel_handler_context.h"
+
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "absl/base/optimization.h"
+#include "absl/strings/str_cat.h"
+#include "gyre/channel/channel.h"
+#include "gyre/channel/channel_pipeline.h"
+#include "gyre/channel/event_loop.h"
+#include "gyre/concurrent/event_executor.h"
+#include "gyre/concurrent/internal/log.h"
+
+namespace gyre {
+
+ChannelHandlerContext::ChannelHandlerContext(ChannelPipeline* pipeline, std::string name,
+                                             std::shared_ptr<ChannelHandler> handler,
+                                             EventExecutor* executor, uint32_t mask)
+    : pipeline_(pipeline),
+      name_(std::move(name)),
+      handler_(std::move(handler)),
+      executor_(executor),
+      mask_(mask),
+      loop_affinity_(executor) {}
+
+Channel& ChannelHandlerContext::channel() const { return pipeline_->channel(); }
+
+EventExecutor* ChannelHandlerContext::executor() const {
+  if (executor_ != nullptr) return executor_;
+  return pipeline_->channel().event_loop();
+}
+
+ChannelPromise ChannelHandlerContext::NewPromise() const { return channel().NewPromise(); }
+
+bool ChannelHandlerContext::RunsOnThisThread() const {
+  EventExecutor* e = executor();
+  // Before registration there is no loop: events run on the calling thread.
+  return e == nullptr || e->InEventLoop();
+}
+
+ChannelHandlerContext* ChannelHandlerContext::NextInbound() const {
+  ChannelHandlerContext* c = next_.load(std::memory_order_acquire);
+  while ((c->mask_ & ChannelHandler::kInbound) == 0) c = c->next_.load(std::memory_order_acquire);
+  return c;
+}
+
+ChannelHandlerContext* ChannelHandlerContext::PrevOutbound() const {
+  ChannelHandlerContext* c = prev_.load(std::memory_order_acquire);
+  while ((c->mask_ & ChannelHandler::kOutbound) == 0) c = c->prev_.load(std::memory_order_acquire);
+  return c;
+}
+
+void ChannelHandlerContext::LogRejected(const char* what, const std::string& name,
+                                        const absl::Status& status) {
+  GYRE_LOG(WARNING) << what << " for handler '" << name << "' dropped: its executor refused it ("
+                    << status << ")";
+}
+
+template <typename F, typename R>
+void ChannelHandlerContext::RunOrPost(F&& fn, R&& on_rejected) {
+  if (RunsOnThisThread()) {
+    fn();
+    return;
+  }
+  // The task keeps the channel (and so this context) alive until it has run.
+  // A refused task is destroyed by Execute (releasing any message it carries); the
+  // caller's `on_rejected` reports it.
+  absl::Status status = executor()->Execute(
+      [keep = channel().shared_from_this(), f = std::forward<F>(fn)]() mutable { f(); });
+  if (!status.ok()) on_rejected(status);
+}
+
+void ChannelHandlerContext::HandleInboundThrow(const char* what) {
+  absl::Status cause = absl::InternalError(absl::StrCat("handler '", name_, "' threw: ", what));
+  try {
+    handler_->ExceptionCaught(*this, cause);
+  } catch (const std::exception& e) {
+    GYRE_LOG(WARNING) << "ExceptionCaught of handler '" << name_ << "' threw " << e.what()
+                      << " while handling: " << cause;
+  } catch (...) {
+    GYRE_LOG(WARNING) << "ExceptionCaught of handler '" << name_
+                      << "' threw a non-std exception while handling: " << cause;
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Calling the handler: one body per kind of method.
+
+// An inbound method (and Read / Flush, which carry no promise): a throw goes to the
+// handler's ExceptionCaught.
+template <typename... Params, typename... Args>
+void ChannelHandlerContext::CallInbound(void (ChannelHandler::*method)(ChannelHandlerContext&,
+                                                                      Params...),
+                                        Args&&... args) {
+  try {
+    (handler_.get()->*method)(*this, std::forward<Args>(args)...);
+  } catch (const std::exception& e) {
+    HandleInboundThrow(e.what());
+  } catch (...) {
+    HandleInboundThrow("a non-std exception");
+  }
+}
+
+// An outbound method taking a promise last: a throw fails the promise.
+template <typename... Params, typename... Args>
+void ChannelHandlerContext::CallOutbound(void (ChannelHandler::*method)(ChannelHandlerContext&,
+                                                                       Params...),
+                                         ChannelPromise& promise, Args&&... args) {
+  try {
+    (handler_.get()->*method)(*this, std::forward<Args>(args)..., promise);
+  } catch (const std::exception& e) {
+    promise.TryFailure(
+        absl::InternalError(absl::StrCat("handler '", name_, "' threw: ", e.what())));
+  } catch (...) {
+    promise.TryFailure(
+        absl::InternalError(absl::StrCat("handler '", name_, "' threw a non-std exception")));
+  }
+}
+
+// Runs an inbound method on this context's executor; a refused hop is logged as `event`.
+template <typename... Params, typename... Args>
+void ChannelHandlerContext::InvokeInbound(const char* event,
+                                          void (ChannelHandler::*method)(ChannelHandlerContext&,
+                                                                         Params...),
+                                          Args... args) {
+  RunOrPost([this, method, ... a = std::move(args)]() mutable { CallInbound(method, std::move(a)...); },
+            [this, event](const absl::Status& s) { LogRejected(event, name_, s); });
+}
+
+// Runs an outbound method on this context's executor; a refused hop fails the promise.
+template <typename... Params, typename... Args>
+void ChannelHandlerContext::InvokeOutbound(void (ChannelHandler::*method)(ChannelHandlerContext&,
+                                                                         Params...),
+                                           ChannelPromise promise, Args... args) {
+  RunOrPost(
+      [this, method, promise, ... a = std::move(args)]() mutable {
+        CallOutbound(method, promise, std::move(a)...);
+      },
+      [promise](const absl::Status& s) mutable { promise.TryFailure(s); });
+}
+
+// ---------------------------------------------------------------------------------
+// Inbound invocations.
+
+void ChannelHandlerContext::InvokeChannelRegistered() {
+  InvokeInbound("ChannelRegistered", &ChannelHandler::ChannelRegistered);
+}
+void ChannelHandlerContext::InvokeChannelUnregistered() {
+  InvokeInbound("ChannelUnregistered", &ChannelHandler::ChannelUnregistered);
+}
+void ChannelHandlerContext::InvokeChannelActive() {
+  InvokeInbound("ChannelActive", &ChannelHandler::ChannelActive);
+}
+void ChannelHandlerContext::InvokeChannelInactive() {
+  InvokeInbound("ChannelInactive", &ChannelHandler::ChannelInactive);
+}
+void ChannelHandlerContext::InvokeChannelRead(Message msg) {
+  if (RunsOnThisThread()) {
+    // A handler removed while this read was on its way passes it on, as Netty does.
+    if (ABSL_PREDICT_FALSE(IsRemoved())) return FireChannelRead(std::move(msg));
+    CallInbound(&ChannelHandler::ChannelRead, std::move(msg));
+    return;
+  }
+  RunOrPost(
+      [this, m = std::move(msg)]() mutable {
+        if (IsRemoved()) return FireChannelRead(std::move(m));
+        CallInbound(&ChannelHandler::ChannelRead, std::move(m));
+      },
+      [this](const absl::Status& s) { LogRejected("ChannelRead (message released)", name_, s); });
+}
+void ChannelHandlerContext::InvokeChannelReadComplete() {
+  InvokeInbound("ChannelReadComplete", &ChannelHandler::ChannelReadComplete);
+}
+void ChannelHandlerContext::InvokeUserEventTriggered(Message event) {
+  InvokeInbound("UserEventTriggered", &ChannelHandler::UserEventTriggered, std::move(event));
+}
+void ChannelHandlerContext::InvokeChannelWritabilityChanged() {
+  InvokeInbound("ChannelWritabilityChanged", &ChannelHandler::ChannelWritabilityChanged);
+}
+void ChannelHandlerContext::InvokeExceptionCaught(absl::Status cause) {
+  // Not through CallInbound: a throwing ExceptionCaught is logged, never re-delivered.
+  RunOrPost(
+      [this, cause]() {
+        try {
+          handler_->ExceptionCaught(*this, cause);
+        } catch (const std::exception& e) {
+          GYRE_LOG(WARNING) << "ExceptionCaught of handler '" << name_ << "' threw " << e.what()
+                            << " while handling: " << cause;
+        } catch (...) {
+          GYRE_LOG(WARNING) << "ExceptionCaught of handler '" << name_
+                            << "' threw while handling: " << cause;
+        }
+      },
+      [this, cause](const absl::Status& s) {
+        GYRE_LOG(WARNING) << "exception for handler '" << name_ << "' not delivered (" << s
+                          << "): " << cause;
+      });
+}
+
+void ChannelHandlerContext::InvokeHandlerAdded() {
+  RunOrPost(
+      [this] {
+        loop_affinity_.AssertOnLoop();  // run on the context's executor
+        if (added_called_ || IsRemoved()) return;
+        added_called_ = true;
+        CallInbound(&ChannelHandler::HandlerAdded);
+      },
+      [this](const absl::Status& s) { LogRejected("HandlerAdded", name_, s); });
+}
+
+void ChannelHandlerContext::InvokeHandlerRemoved() {
+  RunOrPost(
+      [this] {
+        loop_affinity_.AssertOnLoop();  // run on the context's executor
+        if (!added_called_) return;     // never told it was added
+        try {
+          handler_->HandlerRemoved(*this);
+        } catch (const std::exception& e) {
+          GYRE_LOG(WARNING) << "HandlerRemoved of '" << name_ << "' threw: " << e.what();
+        } catch (...) {
+          GYRE_LOG(WARNING) << "HandlerRemoved of '" << name_ << "' threw";
+        }
+      },
+      [this](const absl::Status& s) { LogRejected("HandlerRemoved", name_, s); });
+}
+
+// ---------------------------------------------------------------------------------
+// Outbound invocations: a refused hop fails the operation's promise.
+
+void ChannelHandlerContext::InvokeBind(const SocketAddress& local, ChannelPromise promise) {
+  InvokeOutbound(&ChannelHandler::Bind, std::move(promise), local);
+}
+void ChannelHandlerContext::InvokeConnect(const SocketAddress& remote, const SocketAddress& local,
+                                          ChannelPromise promise) {
+  InvokeOutbound(&ChannelHandler::Connect, std::move(promise), remote, local);
+}
+void ChannelHandlerContext::InvokeDisconnect(ChannelPromise promise) {
+  InvokeOutbound(&ChannelHandler::Disconnect, std::move(promise));
+}
+void ChannelHandlerContext::InvokeClose(ChannelPromise promise) {
+  InvokeOutbound(&ChannelHandler::Close, std::move(promise));
+}
+void ChannelHandlerContext::InvokeDeregister(ChannelPromise promise) {
+  InvokeOutbound(&ChannelHandler::Deregister, std::move(promise));
+}
+void ChannelHandlerContext::InvokeRead() { InvokeInbound("Read", &ChannelHandler::Read); }
+void ChannelHandlerContext::InvokeWrite(Message msg, ChannelPromise promise) {
+  if (RunsOnThisThread()) {
+    if (ABSL_PREDICT_FALSE(IsRemoved())) return Write(std::move(msg), std::move(promise));
+    CallOutbound(&ChannelHandler::Write, promise, std::move(msg));
+    return;
+  }
+  RunOrPost(
+      [this, m = std::move(msg), promise]() mutable {
+        if (IsRemoved()) return Write(std::move(m), std::move(promise));
+        CallOutbound(&ChannelHandler::Write, promise, std::move(m));
+      },
+      [promise](const absl::Status& s) mutable { promise.TryFailure(s); });
+}
+void ChannelHandlerContext::InvokeFlush() { InvokeInbound("Flush", &ChannelHandler::Flush); }
+
+// ---------------------------------------------------------------------------------
+// Fire* / outbound entry points of a context.
+
+void ChannelHandlerContext::FireChannelRegistered() { NextInbound()->InvokeChannelRegistered(); }
+void ChannelHandlerContext::FireChannelUnregistered() {
+  NextInbound()->InvokeChannelUnregistered();
+}
+void ChannelHandlerContext::FireChannelActive() { NextInbound()->InvokeChannelActive(); }
+void ChannelHandlerContext::FireChannelInactive() { NextInbound()->InvokeChannelInactive(); }
+void ChannelHandlerContext::FireChannelRead(Message msg) {
+  NextInbound()->InvokeChannelRead(std::move(msg));
+}
+void ChannelHandlerContext::FireChannelReadComplete() {
+  NextInbound()->InvokeChannelReadComplete();
+}
+void ChannelHandlerContext::FireUserEventTriggered(Message event) {
+  NextInbound()->InvokeUserEventTriggered(std::move(event));
+}
+void ChannelHandlerContext::FireChannelWritabilityChanged() {
+  NextInbound()->InvokeChannelWritabilityChanged();
+}
+void ChannelHandlerContext::FireExceptionCaught(absl::Status cause) {
+  NextInbound()->InvokeExceptionCaught(std::move(cause));
+}
+
+ChannelFuture ChannelHandlerContext::Bind(const SocketAddress& local) {
+  ChannelPromise p = NewPromise();
+  Bind(local, p);
+  return p;
+}
+ChannelFuture ChannelHandlerContext::Connect(const SocketAddress& remote,
+                                             const SocketAddress& local) {
+  ChannelPromise p = NewPromise();
+  Connect(remote, local, p);
+  return p;
+}
+ChannelFuture ChannelHandlerContext::Disconnect() {
+  ChannelPromise p = NewPromise();
+  Disconnect(p);
+  return p;
+}
+ChannelFuture ChannelHandlerContext::Close() {
+  ChannelPromise p = NewPromise();
+  Close(p);
+  return p;
+}
+ChannelFuture ChannelHandlerContext::Deregister() {
+  ChannelPromise p = NewPromise();
+  Deregister(p);
+  return p;
+}
+ChannelFuture ChannelHandlerContext::Write(Message msg) {
+  ChannelPromise p = NewPromise();
+  Write(std::move(msg), p);
+  return p;
+}
+ChannelFuture ChannelHandlerContext::WriteAndFlush(Message msg) {
+  ChannelPromise p = NewPromise();
+  WriteAndFlush(std::move(msg), p);
+  return p;
+}
+
+void ChannelHandlerContext::Bind(const SocketAddress& local, ChannelPromise promise) {
+  PrevOutbound()->InvokeBind(local, std::move(promise));
+}
+void ChannelHandlerContext::Connect(const SocketAddress& remote, const SocketAddress& local,
+                                    ChannelPromise promise) {
+  PrevOutbound()->InvokeConnect(remote, local, std::move(promise));
+}
+void ChannelHandlerContext::Disconnect(ChannelPromise promise) {
+  PrevOutbound()->InvokeDisconnect(std::move(promise));
+}
+void ChannelHandlerContext::Close(ChannelPromise promise) {
+  PrevOutbound()->InvokeClose(std::move(promise));
+}
+void ChannelHandlerContext::Deregister(ChannelPromise promise) {
+  PrevOutbound()->InvokeDeregister(std::move(promise));
+}
+void ChannelHandlerContext::Read() { PrevOutbound()->InvokeRead(); }
+void ChannelHandlerContext::Write(Message msg, ChannelPromise promise) {
+  PrevOutbound()->InvokeWrite(std::move(msg), std::move(promise));
+}
+void ChannelHandlerContext::Flush() { PrevOutbound()->InvokeFlush(); }
+void ChannelHandlerContext::WriteAndFlush(Message msg, ChannelPromise promise) {
+  ChannelHandlerContext* next = PrevOutbound();
+  next->InvokeWrite(std::move(msg), std::move(promise));
+  next->InvokeFlush();
+}
+
+}  // namespace gyre
