@@ -2,14 +2,24 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include "absl/strings/str_cat.h"
+#include "absl/base/thread_annotations.h"
 #include "gyre/concurrent/internal/log.h"
+#include "gyre/concurrent/internal/mutex.h"
 
 namespace gyre {
 
 // --- ByteBufAllocator ---
+
+struct ByteBufAllocator::LiveList {
+  internal::Mutex mu;
+  internal::BufRoot* head ABSL_GUARDED_BY(mu) = nullptr;
+};
+
+ByteBufAllocator::ByteBufAllocator() : live_(std::make_unique<LiveList>()) {}
 
 ByteBufAllocator::~ByteBufAllocator() = default;
 
@@ -66,8 +76,8 @@ absl::StatusOr<ByteBuf> ByteBufAllocator::CopiedBuffer(absl::string_view bytes,
 int64_t ByteBufAllocator::ReportLeaks() const {
   const int64_t live = LiveBuffers();
 #ifndef NDEBUG
-  internal::MutexLock lock(&live_mu_);
-  for (internal::BufRoot* r = live_head_; r != nullptr; r = r->live_next) {
+  internal::MutexLock lock(&live_->mu);
+  for (internal::BufRoot* r = live_->head; r != nullptr; r = r->live_next) {
     GYRE_LOG(WARNING) << "ByteBuf live: capacity " << r->capacity << ", refCnt "
                       << r->refcnt.load(std::memory_order_relaxed) << ", allocated at "
                       << r->site.file_name() << ":" << r->site.line() << " ("
@@ -79,11 +89,11 @@ int64_t ByteBufAllocator::ReportLeaks() const {
 
 void ByteBufAllocator::TrackLive(internal::BufRoot* root) {
 #ifndef NDEBUG
-  internal::MutexLock lock(&live_mu_);
+  internal::MutexLock lock(&live_->mu);
   root->live_prev = nullptr;
-  root->live_next = live_head_;
-  if (live_head_ != nullptr) live_head_->live_prev = root;
-  live_head_ = root;
+  root->live_next = live_->head;
+  if (live_->head != nullptr) live_->head->live_prev = root;
+  live_->head = root;
 #else
   (void)root;
 #endif
@@ -91,11 +101,11 @@ void ByteBufAllocator::TrackLive(internal::BufRoot* root) {
 
 void ByteBufAllocator::UntrackLive(internal::BufRoot* root) {
 #ifndef NDEBUG
-  internal::MutexLock lock(&live_mu_);
+  internal::MutexLock lock(&live_->mu);
   if (root->live_prev != nullptr) {
     root->live_prev->live_next = root->live_next;
   } else {
-    live_head_ = root->live_next;
+    live_->head = root->live_next;
   }
   if (root->live_next != nullptr) root->live_next->live_prev = root->live_prev;
   root->live_prev = root->live_next = nullptr;
@@ -135,102 +145,5 @@ absl::Status ByteBufAllocator::Grow(internal::BufRoot* root, size_t new_capacity
   root->capacity = new_capacity;
   return absl::OkStatus();
 }
-
-// --- UnpooledByteBufAllocator ---
-
-UnpooledByteBufAllocator::UnpooledByteBufAllocator(UnpooledByteBufAllocatorOptions options)
-    : options_(options) {}
-
-UnpooledByteBufAllocator::~UnpooledByteBufAllocator() { ReportLeaksAtDestruction(); }
-
-absl::StatusOr<std::unique_ptr<UnpooledByteBufAllocator>> UnpooledByteBufAllocator::Create(
-    UnpooledByteBufAllocatorOptions options) {
-  return std::unique_ptr<UnpooledByteBufAllocator>(new UnpooledByteBufAllocator(options));
-}
-
-UnpooledByteBufAllocator* UnpooledByteBufAllocator::Default() {
-  static UnpooledByteBufAllocator* const instance = new UnpooledByteBufAllocator({});
-  return instance;
-}
-
-ByteBufAllocatorStats UnpooledByteBufAllocator::Stats() const {
-  ByteBufAllocatorStats stats;
-  stats.allocations = allocations_.load(std::memory_order_relaxed);
-  stats.releases = releases_.load(std::memory_order_relaxed);
-  stats.live_buffers = stats.allocations - stats.releases;
-  stats.leaked_buffers = LeakedBuffers();
-  stats.allocation_failures = failures_.load(std::memory_order_relaxed);
-  stats.used_memory = used_.load(std::memory_order_relaxed);
-  stats.system_allocations = system_allocations_.load(std::memory_order_relaxed);
-  return stats;
-}
-
-bool UnpooledByteBufAllocator::Reserve(size_t bytes) {
-  const int64_t n = static_cast<int64_t>(bytes);
-  if (options_.max_memory == 0) {
-    used_.fetch_add(n, std::memory_order_relaxed);
-    return true;
-  }
-  const int64_t max = static_cast<int64_t>(options_.max_memory);
-  int64_t cur = used_.load(std::memory_order_relaxed);
-  do {
-    if (n > max - cur) return false;
-  } while (!used_.compare_exchange_weak(cur, cur + n, std::memory_order_relaxed));
-  return true;
-}
-
-absl::Status UnpooledByteBufAllocator::AllocateMemory(internal::BufRoot* root,
-                                                      size_t capacity) {
-  if (!Reserve(capacity)) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("UnpooledByteBufAllocator: ", capacity, " bytes exceed max_memory ",
-                     options_.max_memory));
-  }
-  void* memory = nullptr;
-  if (capacity > 0) {
-    memory = std::malloc(capacity);
-    if (memory == nullptr) {
-      used_.fetch_sub(static_cast<int64_t>(capacity), std::memory_order_relaxed);
-      return absl::ResourceExhaustedError("UnpooledByteBufAllocator: out of memory");
-    }
-    system_allocations_.fetch_add(1, std::memory_order_relaxed);
-  }
-  root->memory = static_cast<uint8_t*>(memory);
-  root->alloc_size = capacity;
-  allocations_.fetch_add(1, std::memory_order_relaxed);
-  return absl::OkStatus();
-}
-
-absl::Status UnpooledByteBufAllocator::ReallocateMemory(internal::BufRoot* root,
-                                                        size_t new_capacity) {
-  const size_t extra = new_capacity - root->alloc_size;
-  if (!Reserve(extra)) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("UnpooledByteBufAllocator: growing to ", new_capacity,
-                     " bytes exceeds max_memory ", options_.max_memory));
-  }
-  void* memory = std::realloc(root->memory, new_capacity);
-  if (memory == nullptr) {
-    used_.fetch_sub(static_cast<int64_t>(extra), std::memory_order_relaxed);
-    return absl::ResourceExhaustedError("UnpooledByteBufAllocator: out of memory");
-  }
-  system_allocations_.fetch_add(1, std::memory_order_relaxed);
-  root->memory = static_cast<uint8_t*>(memory);
-  root->alloc_size = new_capacity;
-  return absl::OkStatus();
-}
-
-void UnpooledByteBufAllocator::FreeMemory(internal::BufRoot* root) {
-  std::free(root->memory);
-  root->memory = nullptr;
-  used_.fetch_sub(static_cast<int64_t>(root->alloc_size), std::memory_order_relaxed);
-  releases_.fetch_add(1, std::memory_order_relaxed);
-}
-
-internal::BufRoot* UnpooledByteBufAllocator::NewRoot() {
-  return new (std::nothrow) internal::BufRoot();
-}
-
-void UnpooledByteBufAllocator::DeleteRoot(internal::BufRoot* root) { delete root; }
 
 }  // namespace gyre

@@ -1,6 +1,7 @@
-// Allocators of gyre::ByteBuf: ByteBufAllocator (the interface and its bookkeeping),
-// UnpooledByteBufAllocator (one heap block per buffer) and PooledByteBufAllocator
-// (size classes, per-thread caches over a shared arena, a memory limit).
+// ByteBufAllocator: the interface of gyre::ByteBuf's allocators and the bookkeeping
+// they share. The implementations have their own headers (included here too):
+// UnpooledByteBufAllocator (one heap block per buffer) and PooledByteBufAllocator (size
+// classes, per-thread caches over a shared arena, a memory limit).
 //
 //   GYRE_ASSIGN_OR_RETURN(auto pool, gyre::PooledByteBufAllocator::Create(
 //                                        {.max_memory = 64 << 20}));
@@ -18,19 +19,13 @@
 #include <cstdint>
 #include <memory>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/internal/byte_buf_core.h"
-#include "gyre/concurrent/internal/mutex.h"
 
 namespace gyre {
-
-namespace internal {
-class PoolArena;
-}  // namespace internal
 
 // A snapshot of an allocator's counters. Counters kept per thread are summed without a
 // global pause, so a snapshot taken while other threads allocate may be slightly stale;
@@ -92,7 +87,7 @@ class ByteBufAllocator {
   int64_t ReportLeaks() const;
 
  protected:
-  ByteBufAllocator() = default;
+  ByteBufAllocator();
 
   // Hooks for implementations; all are called concurrently from any thread.
   // Sets root->memory, alloc_size (>= capacity) and size_class for `capacity` bytes.
@@ -124,107 +119,17 @@ class ByteBufAllocator {
   void TrackLive(internal::BufRoot* root);
   void UntrackLive(internal::BufRoot* root);
 
+  // The live buffers, listed in debug builds only (see ReportLeaks).
+  struct LiveList;
+
   std::atomic<int64_t> leaked_{0};  // relaxed: a statistic
-  mutable internal::Mutex live_mu_;
-  internal::BufRoot* live_head_ ABSL_GUARDED_BY(live_mu_) = nullptr;  // debug only
-};
-
-struct UnpooledByteBufAllocatorOptions {
-  // Bytes the allocator may have behind live buffers at once; 0 = no limit.
-  size_t max_memory = 0;
-};
-
-// One heap block per buffer, freed on the last release; growth reallocates in place
-// when the heap can.
-//
-// Thread safety: thread-safe.
-// Ownership: must outlive its buffers. Default() is never destroyed.
-class UnpooledByteBufAllocator final : public ByteBufAllocator {
- public:
-  static absl::StatusOr<std::unique_ptr<UnpooledByteBufAllocator>> Create(
-      UnpooledByteBufAllocatorOptions options = {});
-  // A process-wide instance with no memory limit.
-  static UnpooledByteBufAllocator* Default();
-  ~UnpooledByteBufAllocator() override;
-
-  ByteBufAllocatorStats Stats() const override;
-
- private:
-  explicit UnpooledByteBufAllocator(UnpooledByteBufAllocatorOptions options);
-  absl::Status AllocateMemory(internal::BufRoot* root, size_t capacity) override;
-  absl::Status ReallocateMemory(internal::BufRoot* root, size_t new_capacity) override;
-  void FreeMemory(internal::BufRoot* root) override;
-  internal::BufRoot* NewRoot() override;
-  void DeleteRoot(internal::BufRoot* root) override;
-  bool Reserve(size_t bytes);
-
-  const UnpooledByteBufAllocatorOptions options_;
-  // All relaxed: statistics, and `used_` is a limit checked by CAS on itself only.
-  std::atomic<int64_t> used_{0};
-  std::atomic<int64_t> allocations_{0};
-  std::atomic<int64_t> releases_{0};
-  std::atomic<int64_t> system_allocations_{0};
-};
-
-struct PooledByteBufAllocatorOptions {
-  // Bytes the allocator may take from the system at once (in use plus pooled); 0 = no
-  // limit. Past it Buffer() and growth return ResourceExhausted, after first returning
-  // the arena's free blocks to the system and retrying.
-  size_t max_memory = 0;
-  // Requests up to this size come from power-of-two size classes starting at 64 B and
-  // are recycled; larger ones get their own block, freed on release.
-  size_t max_pooled_size = size_t{1} << 20;
-  // Size classes up to this size are also kept in per-thread caches.
-  size_t max_cached_size = size_t{32} << 10;
-  // Bound of each per-thread, per-size-class free list; 0 disables thread caches.
-  // Beyond it blocks go back to the shared arena.
-  size_t thread_cache_entries = 128;
-};
-
-// Pooled buffers, in Netty's spirit (PooledByteBufAllocator) with a simpler arena:
-//
-//   Buffer(n) --> n <= max_cached_size: this thread's cache for n's class ---+
-//            |                          (empty) v                            |
-//            +--> n <= max_pooled_size: the shared arena's free list --------+--> block
-//            |                          (empty) v                            |
-//            +--> otherwise / miss:     the system (counted against max_memory)
-//
-// Release on any thread puts the block into *that* thread's cache (up to
-// thread_cache_entries per class), else into the arena. A thread's cache goes back to
-// the arena when the thread exits. Buffer metadata is recycled the same way.
-//
-// Thread safety: thread-safe; the per-thread caches make the common path lock-free
-// (the arena takes a lock).
-// Ownership: must outlive its buffers. Blocks cached by threads that are still running
-// stay allocated until those threads exit or call Trim(), even after the allocator is
-// destroyed (they count in no one's stats then). Default() is never destroyed.
-class PooledByteBufAllocator final : public ByteBufAllocator {
- public:
-  // InvalidArgument if max_cached_size > max_pooled_size or max_pooled_size is beyond
-  // 1 GiB.
-  static absl::StatusOr<std::unique_ptr<PooledByteBufAllocator>> Create(
-      PooledByteBufAllocatorOptions options = {});
-  // A process-wide instance with default options.
-  static PooledByteBufAllocator* Default();
-  ~PooledByteBufAllocator() override;
-
-  ByteBufAllocatorStats Stats() const override;
-
-  // Returns the free blocks of the shared arena and of the calling thread's cache to the
-  // system. Thread-safe.
-  void Trim();
-
- private:
-  explicit PooledByteBufAllocator(PooledByteBufAllocatorOptions options);
-  absl::Status AllocateMemory(internal::BufRoot* root, size_t capacity) override;
-  absl::Status ReallocateMemory(internal::BufRoot* root, size_t new_capacity) override;
-  void FreeMemory(internal::BufRoot* root) override;
-  internal::BufRoot* NewRoot() override;
-  void DeleteRoot(internal::BufRoot* root) override;
-
-  std::shared_ptr<internal::PoolArena> arena_;
+  const std::unique_ptr<LiveList> live_;
 };
 
 }  // namespace gyre
+
+// The implementations, for code that includes only this header.
+#include "gyre/channel/pooled_byte_buf_allocator.h"    // IWYU pragma: export
+#include "gyre/channel/unpooled_byte_buf_allocator.h"  // IWYU pragma: export
 
 #endif  // GYRE_CHANNEL_BYTE_BUF_ALLOCATOR_H_

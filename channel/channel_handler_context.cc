@@ -71,8 +71,8 @@ void ChannelHandlerContext::RunOrPost(F&& fn, R&& on_rejected) {
   if (!status.ok()) on_rejected(status);
 }
 
-void ChannelHandlerContext::HandleInboundThrow(const char* what) {
-  absl::Status cause = absl::InternalError(absl::StrCat("handler '", name_, "' threw: ", what));
+void ChannelHandlerContext::CallExceptionCaught(const absl::Status& cause) {
+  // A throwing ExceptionCaught is logged, never re-delivered.
   try {
     handler_->ExceptionCaught(*this, cause);
   } catch (const std::exception& e) {
@@ -82,6 +82,10 @@ void ChannelHandlerContext::HandleInboundThrow(const char* what) {
     GYRE_LOG(WARNING) << "ExceptionCaught of handler '" << name_
                       << "' threw a non-std exception while handling: " << cause;
   }
+}
+
+void ChannelHandlerContext::HandleInboundThrow(const char* what) {
+  CallExceptionCaught(absl::InternalError(absl::StrCat("handler '", name_, "' threw: ", what)));
 }
 
 // ---------------------------------------------------------------------------------
@@ -179,19 +183,7 @@ void ChannelHandlerContext::InvokeChannelWritabilityChanged() {
   InvokeInbound("ChannelWritabilityChanged", &ChannelHandler::ChannelWritabilityChanged);
 }
 void ChannelHandlerContext::InvokeExceptionCaught(absl::Status cause) {
-  // Not through CallInbound: a throwing ExceptionCaught is logged, never re-delivered.
-  RunOrPost(
-      [this, cause]() {
-        try {
-          handler_->ExceptionCaught(*this, cause);
-        } catch (const std::exception& e) {
-          GYRE_LOG(WARNING) << "ExceptionCaught of handler '" << name_ << "' threw " << e.what()
-                            << " while handling: " << cause;
-        } catch (...) {
-          GYRE_LOG(WARNING) << "ExceptionCaught of handler '" << name_
-                            << "' threw while handling: " << cause;
-        }
-      },
+  RunOrPost([this, cause]() { CallExceptionCaught(cause); },
       [this, cause](const absl::Status& s) {
         GYRE_LOG(WARNING) << "exception for handler '" << name_ << "' not delivered (" << s
                           << "): " << cause;

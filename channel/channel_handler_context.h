@@ -147,6 +147,8 @@ class ChannelHandlerContext {
 
   // Reports an exception thrown by this handler's inbound method.
   void HandleInboundThrow(const char* what);
+  // Calls the handler's ExceptionCaught; a throw from it is logged.
+  void CallExceptionCaught(const absl::Status& cause);
 
   ChannelPipeline* const pipeline_;
   const std::string name_;

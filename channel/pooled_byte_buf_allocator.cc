@@ -9,7 +9,7 @@
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
-#include "gyre/channel/byte_buf_allocator.h"
+#include "gyre/channel/pooled_byte_buf_allocator.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/concurrent/internal/mutex.h"
 

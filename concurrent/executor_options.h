@@ -1,4 +1,5 @@
-// Options for standalone executors and for executor groups.
+// Options for standalone executors and for executor groups. The rejected-execution
+// handlers they name live in rejected_execution_handlers.h, included here.
 //
 //   GroupOptions options;
 //   options.name = "workers";                 // listed in the executor-group registry
@@ -14,43 +15,13 @@
 #include <memory>
 #include <string>
 
-#include "absl/functional/any_invocable.h"
-#include "absl/status/status.h"
-#include "absl/time/time.h"
+#include "gyre/concurrent/rejected_execution_handlers.h"
 
 namespace gyre {
 
 class EventExecutorChooserFactory;
-class SingleThreadEventExecutor;
 class ThreadFactory;
 class Ticker;
-
-// What a bounded executor does with a task that finds its queue full. Never called for
-// an executor that is shut down (that is always FailedPrecondition).
-//
-// Thread safety: called concurrently from any submitting thread, also the loop's own.
-class RejectedExecutionHandler {
- public:
-  virtual ~RejectedExecutionHandler() = default;
-  // Decides the fate of `task`: run it, hand it to `executor.TryExecute`, or leave it
-  // and return a non-OK status (the caller then destroys it). Returning OK means the
-  // task ran or was queued.
-  virtual absl::Status Rejected(absl::AnyInvocable<void()>& task,
-                                SingleThreadEventExecutor& executor) = 0;
-};
-
-// The built-in policies.
-struct RejectedExecutionHandlers {
-  // Rejects with ResourceExhausted (the default).
-  static std::shared_ptr<RejectedExecutionHandler> Reject();
-  // Runs the task on the submitting thread before Execute returns.
-  static std::shared_ptr<RejectedExecutionHandler> RunInCaller();
-  // Retries up to `retries` times, sleeping `backoff` before each try, then rejects with
-  // ResourceExhausted. On the loop's own thread it rejects at once (waiting there could
-  // never free space).
-  static std::shared_ptr<RejectedExecutionHandler> BackoffAndRetry(int retries,
-                                                                   absl::Duration backoff);
-};
 
 // A standalone executor (DefaultEventExecutor).
 struct ExecutorOptions {

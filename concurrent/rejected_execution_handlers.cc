@@ -1,8 +1,9 @@
+#include "gyre/concurrent/rejected_execution_handlers.h"
+
 #include <memory>
 #include <thread>
 
 #include "absl/time/clock.h"
-#include "gyre/concurrent/executor_options.h"
 #include "gyre/concurrent/single_thread_event_executor.h"
 
 namespace gyre {

@@ -337,73 +337,52 @@ bool SingleThreadEventExecutor::RunDueScheduled(int64_t now) {
   return ran;
 }
 
-bool SingleThreadEventExecutor::RunAllTasks() {
+bool SingleThreadEventExecutor::RunAllTasks() { return RunTasksWithin(std::nullopt); }
+
+bool SingleThreadEventExecutor::RunAllTasks(absl::Duration timeout) {
+  return RunTasksWithin(timeout);
+}
+
+bool SingleThreadEventExecutor::RunTasksWithin(std::optional<absl::Duration> budget) {
+  // One clock read serves the deadline, the due timers and (with the system ticker) the
+  // busy-time start: a loop calls this after every I/O batch.
   const int64_t now = NanosNow();
   const int64_t start = ticker_ == Ticker::System() ? now : RealNanos();
+  const bool timed = budget.has_value();
+  const int64_t deadline = timed ? internal::DeadlineNanos(now, *budget) : INT64_MAX;
   StampBatchStart();
   AbsorbTimers();
   bool ran = RunDueScheduled(now);
   // Count the batch out of pending_ before running it, so a running (maybe blocking)
   // task no longer occupies a slot of a bounded queue.
-  // Tasks queued by the batch itself (a task resubmitting itself) join it, up to
-  // kMaxBatch, so the clock is read once per batch rather than once per task. The
-  // local ring runs first: everything in it was queued before anything now visible in
-  // the shared queue (see Offer).
+  // Untimed, tasks queued by the batch itself (a task resubmitting itself) join it, up to
+  // kMaxBatch, so the clock is read once per batch rather than once per task. Timed, the
+  // tasks run kTasksPerDeadlineCheck at a time from each queue, with one clock read after
+  // each round. The local ring runs first: everything in it was queued before anything
+  // now visible in the shared queue (see Offer).
+  const size_t limit = timed ? SIZE_MAX : kMaxBatch;
+  const size_t chunk = timed ? kTasksPerDeadlineCheck : kMaxBatch;
   size_t total = 0;
-  while (total < kMaxBatch) {
-    total += RunLocal(kMaxBatch - total);
-    if (total >= kMaxBatch) break;
-    size_t n = queue_.CountReady(kMaxBatch - total);
-    if (n == 0) {
-      if (local_.empty()) break;
-      continue;
-    }
-    // Timers scheduled or cancelled before these tasks were queued must be in the heap
-    // when they run (Schedule then Execute keeps its order, as a single queue would):
-    // CountReady's acquire loads made those pushes visible; two relaxed peeks per batch.
-    AbsorbTimers();
-    // Relaxed: the count is only compared, never used to publish data.
-    pending_.fetch_sub(n, std::memory_order_relaxed);
-    for (size_t i = 0; i < n; ++i) RunNode(queue_.Pop());
-    total += n;
-  }
-  queue_.FlushRetired();
-  if (total != 0) {
-    completed_local_ += total;
-    ran = true;
-  }
-  FlushAccounting();
-  ClearTaskStamp();
-  if (ran) {
-    last_execution_nanos_ = NanosNow();
-    AddBusy(RealNanos() - start);
-  }
-  return ran;
-}
-
-bool SingleThreadEventExecutor::RunAllTasks(absl::Duration timeout) {
-  // One clock read serves the deadline, the due timers and (with the system ticker) the
-  // busy-time start: a loop calls this after every I/O batch.
-  const int64_t now = NanosNow();
-  const int64_t start = ticker_ == Ticker::System() ? now : RealNanos();
-  int64_t deadline = internal::DeadlineNanos(now, timeout);
-  StampBatchStart();
-  AbsorbTimers();
-  bool ran = RunDueScheduled(now);
-  size_t total = 0;
-  for (;;) {
-    size_t ran_local = RunLocal(64);
+  while (total < limit) {
+    const size_t ran_local = RunLocal(std::min(chunk, limit - total));
     total += ran_local;
-    size_t n = queue_.CountReady(64);
-    if (n == 0 && ran_local == 0) break;
+    if (total >= limit) break;
+    const size_t n = queue_.CountReady(std::min(chunk, limit - total));
     if (n != 0) {
-      AbsorbTimers();  // as in RunAllTasks()
-      // Relaxed: as in RunAllTasks().
+      // Timers scheduled or cancelled before these tasks were queued must be in the heap
+      // when they run (Schedule then Execute keeps its order, as a single queue would):
+      // CountReady's acquire loads made those pushes visible; two relaxed peeks per batch.
+      AbsorbTimers();
+      // Relaxed: the count is only compared, never used to publish data.
       pending_.fetch_sub(n, std::memory_order_relaxed);
       for (size_t i = 0; i < n; ++i) RunNode(queue_.Pop());
       total += n;
+    } else if (timed ? ran_local == 0 : local_.empty()) {
+      // Drained. A timed round that ran local tasks looks at both queues once more
+      // (within its deadline), for tasks queued meanwhile.
+      break;
     }
-    if (NanosNow() >= deadline) break;
+    if (timed && NanosNow() >= deadline) break;
   }
   queue_.FlushRetired();
   if (total != 0) {

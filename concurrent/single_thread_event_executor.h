@@ -66,6 +66,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -249,6 +250,8 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   static constexpr uint64_t kRejectBit = uint64_t{1} << 63;
   static constexpr uint64_t kCountMask = kRejectBit - 1;
   static constexpr size_t kMaxBatch = 1024;
+  // A timed RunAllTasks reads the clock after each run of this many tasks.
+  static constexpr size_t kTasksPerDeadlineCheck = 64;
   // Tens of microseconds of polling (a pause each) before a loop goes to sleep.
   static constexpr int kSpinsBeforeSleep = 2000;
   // Cross-thread cancellations that wake a sleeping loop to free them.
@@ -263,6 +266,11 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   void Sleep(int64_t timeout_nanos) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void RunNode(internal::TaskNode* node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   size_t RunLocal(size_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // The body of both RunAllTasks overloads. No `budget`: one batch of at most kMaxBatch
+  // queued tasks, with no clock read inside it. A `budget`: tasks until the queues are
+  // empty or the budget has passed, checked every kTasksPerDeadlineCheck tasks.
+  bool RunTasksWithin(std::optional<absl::Duration> budget)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   // Moves timers scheduled or cancelled from other threads into (out of) the heap.
   void AbsorbTimers() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   // Closes the cross-thread timer stacks (kShutdown): later pushes are refused.

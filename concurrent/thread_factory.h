@@ -1,4 +1,6 @@
-// ThreadFactory / DefaultThreadFactory: where executors get their threads from.
+// ThreadFactory: where executors get their threads from. Thread (thread.h) is what it
+// returns; DefaultThreadFactory (default_thread_factory.h), the factory executors use
+// unless given another, is included here too.
 //
 //   DefaultThreadFactory factory("worker");          // threads "worker-1-1", "worker-1-2"...
 //   absl::StatusOr<std::unique_ptr<Thread>> t = factory.NewThread([] { Work(); });
@@ -10,49 +12,16 @@
 #ifndef GYRE_CONCURRENT_THREAD_FACTORY_H_
 #define GYRE_CONCURRENT_THREAD_FACTORY_H_
 
-#include <atomic>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "gyre/concurrent/thread.h"
 
 namespace gyre {
-
-// A started thread. Join() waits for it; destroying a joinable Thread joins it (or,
-// when destroyed on the thread itself, detaches it).
-//
-// Thread safety: thread-compatible (one owner).
-// Ownership: owns the OS thread.
-class Thread {
- public:
-  Thread(std::thread thread, std::string name);
-  Thread(const Thread&) = delete;
-  Thread& operator=(const Thread&) = delete;
-  ~Thread();
-
-  // Waits for the thread to finish. Does nothing if already joined, or when called on
-  // the thread itself (which cannot wait for itself; it is detached instead).
-  void Join();
-
-  // Lets the thread run on unowned; Join() and the destructor then do nothing.
-  void Detach() {
-    if (thread_.joinable()) thread_.detach();
-  }
-
-  std::thread::id id() const { return id_; }
-  // The name given by the factory (the OS name may be truncated to 15 characters).
-  const std::string& name() const { return name_; }
-
- private:
-  std::thread thread_;
-  std::thread::id id_;
-  std::string name_;
-};
 
 // Creates threads for executors. NewThread starts `body` on a new thread and returns
 // its handle, or a status when no thread could be created (then `body` is destroyed on
@@ -63,34 +32,6 @@ class ThreadFactory {
  public:
   virtual ~ThreadFactory() = default;
   virtual absl::StatusOr<std::unique_ptr<Thread>> NewThread(absl::AnyInvocable<void()> body) = 0;
-};
-
-struct ThreadOptions {
-  // A nice value in [-20, 19] applied to each new thread (unset: inherit). Out of range:
-  // NewThread returns InvalidArgument. Raising priority may need privileges; a failure
-  // to apply it is logged, the thread still runs.
-  std::optional<int> nice;
-};
-
-// Names threads `<pool>-<poolId>-<threadId>` (poolId: a process-wide counter, one per
-// factory; threadId: per factory, from 1) and sets that as the OS thread name,
-// truncated to the 15 characters Linux allows (visible in /proc/self/task/*/comm).
-// The body runs with FastThreadLocal::RemoveAll() after it, on the same thread.
-//
-// Thread safety: thread-safe.
-class DefaultThreadFactory : public ThreadFactory {
- public:
-  explicit DefaultThreadFactory(std::string pool_name, ThreadOptions options = {});
-
-  absl::StatusOr<std::unique_ptr<Thread>> NewThread(absl::AnyInvocable<void()> body) override;
-
-  const std::string& prefix() const { return prefix_; }
-
- private:
-  std::string prefix_;  // "<pool>-<poolId>-"
-  ThreadOptions options_;
-  // Relaxed: only uniqueness of the numbers matters.
-  std::atomic<int> next_thread_id_{1};
 };
 
 // Turns a class name into a pool name as Netty does: the first letter is lower-cased
@@ -109,5 +50,8 @@ int CurrentOsThreadId();
 }  // namespace internal
 
 }  // namespace gyre
+
+// Last: DefaultThreadFactory derives from ThreadFactory, so it needs the class above.
+#include "gyre/concurrent/default_thread_factory.h"
 
 #endif  // GYRE_CONCURRENT_THREAD_FACTORY_H_

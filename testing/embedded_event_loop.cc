@@ -2,6 +2,9 @@
 
 #include <utility>
 
+#include "gyre/concurrent/abstract_event_executor.h"
+#include "gyre/concurrent/abstract_event_executor_group.h"
+
 namespace gyre {
 namespace testing {
 
@@ -27,18 +30,15 @@ int EmbeddedEventLoop::RunPendingTasks() {
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }
-    task();
+    AbstractEventExecutor::SafeExecute(task);  // a throwing task is logged, as on a real loop
     ++ran;
   }
 }
 
 Future<void> EmbeddedEventLoop::ShutdownGracefully(absl::Duration quiet_period,
                                                     absl::Duration timeout) {
-  if (quiet_period < absl::ZeroDuration() || timeout < absl::ZeroDuration() ||
-      quiet_period > timeout) {
-    return MakeFailedFuture<void>(
-        nullptr, absl::InvalidArgumentError("need 0 <= quiet_period <= timeout"));
-  }
+  absl::Status valid = AbstractEventExecutorGroup::ValidateShutdownArguments(quiet_period, timeout);
+  if (!valid.ok()) return MakeFailedFuture<void>(nullptr, std::move(valid));
   RunPendingTasks();
   {
     std::lock_guard<std::mutex> lock(mu_);
