@@ -364,7 +364,6 @@ ChannelFuture NioSocketChannel::ShutdownOutput() {
   RunOnLoop(
       [this, self, promise]() mutable {
         loop_affinity_.AssertOnLoop();
-        loop_affinity_.AssertOnLoop();
         DoShutdownOutput(std::move(promise));
       },
       &promise);

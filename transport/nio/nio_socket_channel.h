@@ -20,8 +20,8 @@
 // the second event) the channel closes.
 //
 // Writing: Write queues a ByteBuf (or a std::string, copied) and Flush sends what was
-// queued, with writev, as far as the socket takes it; the rest goes when the socket is
-// writable again. Each write's future succeeds once all its bytes are handed to the
+// queued, with sendmsg (an iovec per buffer), as far as the socket takes it; the rest
+// goes when the socket is writable again. Each write's future succeeds once all its bytes are handed to the
 // kernel. IsWritable() turns false when the queued bytes exceed
 // WRITE_BUFFER_HIGH_WATER_MARK and true again below WRITE_BUFFER_LOW_WATER_MARK; each
 // change fires ChannelWritabilityChanged.

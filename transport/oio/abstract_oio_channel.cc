@@ -13,10 +13,12 @@ AbstractOioChannel::AbstractOioChannel(Channel* parent, int fd) : Channel(parent
   // Options set later go to the socket at once, on the loop (or here while unregistered).
   config().SetApplier([this](const ChannelOptionSetting& setting) -> absl::Status {
     if (OnLoopOrUnregistered()) {
+      loop_affinity_.AssertOnLoop();
       return fd_ >= 0 ? internal_nio::ApplySocketOption(fd_, setting) : absl::OkStatus();
     }
     std::shared_ptr<Channel> self = shared_from_this();
     return oio_loop()->Execute([this, self, setting] {
+      loop_affinity_.AssertOnLoop();
       if (fd_ < 0) return;
       absl::Status s = internal_nio::ApplySocketOption(fd_, setting);
       if (!s.ok()) GYRE_LOG(WARNING) << "channel " << id().AsShortText() << ": " << s;
@@ -30,6 +32,7 @@ AbstractOioChannel::AbstractOioChannel(Channel* parent, int fd) : Channel(parent
 }
 
 AbstractOioChannel::~AbstractOioChannel() {
+  loop_affinity_.AssumeExclusive();  // the last reference is gone: nothing else runs here
   if (fd_ >= 0) close(fd_);
 }
 
@@ -96,11 +99,13 @@ void AbstractOioChannel::DoRegister(EventLoop* loop, ChannelPromise promise) {
   }
   loop_ref_ = std::move(ref);
   if (oio->InEventLoop()) {
+    loop_affinity_.AssertOnLoop();
     FinishRegister(std::move(promise));
     return;
   }
   std::shared_ptr<Channel> self = shared_from_this();
   absl::Status s = oio->Execute([this, self, promise]() mutable {
+    loop_affinity_.AssertOnLoop();
     FinishRegister(std::move(promise));
   });
   if (!s.ok()) promise.TryFailure(s);
@@ -124,6 +129,7 @@ void AbstractOioChannel::FinishRegister(ChannelPromise promise) {
 void AbstractOioChannel::DoDeregister(ChannelPromise promise) {
   RunOnLoop(
       [this, promise]() mutable {
+        loop_affinity_.AssertOnLoop();
         ThreadPerChannelEventLoop* loop = oio_loop();
         if (loop == nullptr || !IsRegistered()) {
           promise.TrySuccess();

@@ -59,31 +59,34 @@ class AbstractOioChannel : public Channel, protected OioIoHandler {
 
   // Registration. Calls OnRegistered() after firing ChannelRegistered.
   void DoRegister(EventLoop* loop, ChannelPromise promise);
-  virtual void OnRegistered() {}
+  virtual void OnRegistered() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {}
   void DoDeregister(ChannelPromise promise);
 
   // Sets the socket (after it was created); applies the config's settings to it.
-  absl::Status AdoptFd(int fd);
+  absl::Status AdoptFd(int fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // OioIoHandler
-  int PollFd() const override { return fd_; }
+  int PollFd() const override {
+    loop_affinity_.AssertOnLoop();  // called by the loop
+    return fd_;
+  }
 
   // Closes the fd, fires Inactive (if it was active) and Unregistered, completes
   // CloseFuture, and detaches from the loop (which then terminates). Returns false if
   // the channel was already closed.
-  bool CloseCommon();
+  bool CloseCommon() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   void SetActive(bool active) {
     // Release: see IsActive().
     active_.store(active, std::memory_order_release);
   }
-  void CacheAddresses();
-  int fd() const { return fd_; }
+  void CacheAddresses() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  int fd() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) { return fd_; }
 
  private:
-  void FinishRegister(ChannelPromise promise);
+  void FinishRegister(ChannelPromise promise) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
-  int fd_ = -1;  // loop-confined after registration
+  int fd_ ABSL_GUARDED_BY(loop_affinity_) = -1;  // loop-confined after registration
   // Claimed by CAS in DoRegister (any thread); never changes afterwards. Acquire loads
   // pair with that acq_rel claim.
   std::atomic<ThreadPerChannelEventLoop*> oio_loop_{nullptr};

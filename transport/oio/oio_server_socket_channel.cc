@@ -34,6 +34,7 @@ void OioServerSocketChannel::ServerUnsafe::Bind(const SocketAddress& local,
   OioServerSocketChannel* ch = ch_;
   ch->RunOnLoop(
       [ch, local, promise]() mutable {
+        ch->loop_affinity_.AssertOnLoop();
         if (!ch->IsOpen()) {
           promise.TryFailure(absl::FailedPreconditionError("channel is closed"));
           return;
@@ -86,6 +87,7 @@ void OioServerSocketChannel::ServerUnsafe::BeginRead() {
   std::shared_ptr<Channel> self = ch->shared_from_this();
   ch->RunOnLoop(
       [ch, self] {
+        ch->loop_affinity_.AssertOnLoop();
         if (!ch->IsActive()) return;
         ch->read_requested_ = true;
       },
@@ -101,6 +103,7 @@ void OioServerSocketChannel::ServerUnsafe::Close(ChannelPromise promise) {
   std::shared_ptr<Channel> self = ch->shared_from_this();
   ch->RunOnLoop(
       [ch, self, promise]() mutable {
+        ch->loop_affinity_.AssertOnLoop();
         ch->CloseCommon();
         promise.TrySuccess();
       },
@@ -108,11 +111,13 @@ void OioServerSocketChannel::ServerUnsafe::Close(ChannelPromise promise) {
 }
 
 short OioServerSocketChannel::PollEvents() const {
+  loop_affinity_.AssertOnLoop();  // called by the loop
   if (fd() < 0 || !IsOpen() || !IsActive() || backing_off_ || !read_requested_) return 0;
   return POLLIN;
 }
 
 void OioServerSocketChannel::OnPollEvent(short revents) {
+  loop_affinity_.AssertOnLoop();  // called by the loop
   std::shared_ptr<Channel> self = shared_from_this();
   if (!IsOpen()) return;
   if ((revents & (POLLIN | POLLERR | POLLHUP)) != 0) AcceptReady();
@@ -152,6 +157,7 @@ void OioServerSocketChannel::BackOff() {
   OioServerSocketChannel* ch = this;
   oio_loop()->Schedule(
       [weak, ch] {
+        ch->loop_affinity_.AssertOnLoop();
         std::shared_ptr<Channel> alive = weak.lock();
         if (alive == nullptr || !ch->IsOpen()) return;
         ch->backing_off_ = false;

@@ -112,18 +112,18 @@ class OioServerSocketChannel final : public AbstractOioChannel {
   short PollEvents() const override;
   void OnPollEvent(short revents) override;
 
-  void AcceptReady();
-  void InitChild(int fd);
-  void BackOff();
+  void AcceptReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void InitChild(int fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void BackOff() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   ServerUnsafe unsafe_{this};
   ChildSetup setup_;
   // Relaxed: statistics.
   std::atomic<int64_t> accepted_{0};
   std::atomic<int64_t> backoffs_{0};
-  // Loop-confined.
-  bool read_requested_ = false;
-  bool backing_off_ = false;
+  // Loop-confined (guarded by the channel's loop affinity).
+  bool read_requested_ ABSL_GUARDED_BY(loop_affinity_) = false;
+  bool backing_off_ ABSL_GUARDED_BY(loop_affinity_) = false;
 };
 
 }  // namespace gyre

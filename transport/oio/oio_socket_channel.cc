@@ -34,6 +34,7 @@ std::shared_ptr<OioSocketChannel> OioSocketChannel::Create() {
 
 std::shared_ptr<OioSocketChannel> OioSocketChannel::CreateAccepted(Channel* parent, int fd) {
   std::shared_ptr<OioSocketChannel> ch(new OioSocketChannel(parent, fd));
+  ch->loop_affinity_.AssertOnLoop();  // not registered yet: this thread has it
   ch->SetActive(true);
   ch->CacheAddresses();
   return ch;
@@ -51,6 +52,7 @@ absl::Status OioSocketChannel::EnsureSocket(int family) {
 }
 
 short OioSocketChannel::PollEvents() const {
+  loop_affinity_.AssertOnLoop();  // called by the loop
   if (fd() < 0 || !IsOpen()) return 0;
   if (connect_promise_.has_value()) return POLLOUT;
   if (!IsActive()) return 0;
@@ -61,6 +63,7 @@ short OioSocketChannel::PollEvents() const {
 }
 
 void OioSocketChannel::OnPollEvent(short revents) {
+  loop_affinity_.AssertOnLoop();  // called by the loop
   std::shared_ptr<Channel> self = shared_from_this();  // alive through the handlers
   if (!IsOpen()) return;
   if (draining_) {
@@ -76,6 +79,7 @@ void OioSocketChannel::OnPollEvent(short revents) {
 }
 
 bool OioSocketChannel::BeginShutdownDrain() {
+  loop_affinity_.AssertOnLoop();  // called by the loop
   if (!IsOpen() || !IsActive() || connect_promise_.has_value() ||
       (flushed_.empty() && unflushed_.empty())) {
     return false;  // the loop closes it
@@ -133,6 +137,7 @@ void OioSocketChannel::OioUnsafe::Bind(const SocketAddress& local, ChannelPromis
   OioSocketChannel* ch = ch_;
   ch->RunOnLoop(
       [ch, local, promise]() mutable {
+        ch->loop_affinity_.AssertOnLoop();
         if (!ch->IsOpen()) {
           promise.TryFailure(ClosedError());
           return;
@@ -156,6 +161,7 @@ void OioSocketChannel::OioUnsafe::Connect(const SocketAddress& remote, const Soc
   OioSocketChannel* ch = ch_;
   ch->RunOnLoop(
       [ch, remote, local, promise]() mutable {
+        ch->loop_affinity_.AssertOnLoop();
         if (!ch->IsOpen()) {
           promise.TryFailure(ClosedError());
           return;
@@ -208,6 +214,7 @@ void OioSocketChannel::OioUnsafe::Connect(const SocketAddress& remote, const Soc
           std::string where = remote.ToString();
           ch->connect_timeout_ = ch->oio_loop()->Schedule(
               [ch, weak, where, timeout] {
+                ch->loop_affinity_.AssertOnLoop();
                 std::shared_ptr<Channel> alive = weak.lock();
                 if (alive == nullptr || !ch->connect_promise_.has_value()) return;
                 ch->FailConnect(absl::DeadlineExceededError(absl::StrCat(
@@ -254,6 +261,7 @@ void OioSocketChannel::OioUnsafe::BeginRead() {
   std::shared_ptr<Channel> self = ch->shared_from_this();
   ch->RunOnLoop(
       [ch, self] {
+        ch->loop_affinity_.AssertOnLoop();
         if (!ch->IsActive() || ch->draining_) return;
         // The next poll waits for bytes too.
         ch->read_requested_ = true;
@@ -304,6 +312,7 @@ void OioSocketChannel::OioUnsafe::Write(Message msg, ChannelPromise promise) {
   auto shared = std::make_shared<Message>(std::move(msg));
   ch->RunOnLoop(
       [ch, shared, promise]() mutable {
+        ch->loop_affinity_.AssertOnLoop();
         if (!ch->IsOpen()) {
           promise.TryFailure(ClosedError());
           return;
@@ -336,7 +345,12 @@ void OioSocketChannel::OioUnsafe::Write(Message msg, ChannelPromise promise) {
 void OioSocketChannel::OioUnsafe::Flush() {
   OioSocketChannel* ch = ch_;
   std::shared_ptr<Channel> self = ch->shared_from_this();
-  ch->RunOnLoop([ch, self] { ch->FlushOnLoop(); }, nullptr);
+  ch->RunOnLoop(
+      [ch, self] {
+        ch->loop_affinity_.AssertOnLoop();
+        ch->FlushOnLoop();
+      },
+      nullptr);
 }
 
 void OioSocketChannel::FlushOnLoop() {
@@ -428,6 +442,7 @@ void OioSocketChannel::OioUnsafe::Close(ChannelPromise promise) {
   std::shared_ptr<Channel> self = ch->shared_from_this();
   ch->RunOnLoop(
       [ch, self, promise]() mutable {
+        ch->loop_affinity_.AssertOnLoop();
         ch->DoClose(absl::OkStatus());
         promise.TrySuccess();
       },

@@ -110,38 +110,38 @@ class OioSocketChannel final : public AbstractOioChannel {
   short PollEvents() const override;
   void OnPollEvent(short revents) override;
   bool BeginShutdownDrain() override;
-  void DrainEvent(short revents);
-  void DiscardInbound();
-  void FlushOnLoop();
+  void DrainEvent(short revents) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void DiscardInbound() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void FlushOnLoop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
-  void OnRegistered() override;
-  absl::Status EnsureSocket(int family);
-  void FinishConnect();
-  void FailConnect(absl::Status cause);
-  void ReadReady();
-  void DoWrite();
-  void DoClose(absl::Status cause);
-  void AddPending(int64_t delta);
-  void SetWritable(bool writable);
-  void BecomeActive();
+  void OnRegistered() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  absl::Status EnsureSocket(int family) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void FinishConnect() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void FailConnect(absl::Status cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void ReadReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void DoWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void DoClose(absl::Status cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void AddPending(int64_t delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void SetWritable(bool writable) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void BecomeActive() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   OioUnsafe unsafe_{this};
   // Relaxed: see IsWritable() / PendingOutboundBytes().
   std::atomic<bool> writable_{true};
   std::atomic<int64_t> pending_bytes_{0};
 
-  // Loop-confined.
-  std::deque<Pending> unflushed_;
-  std::deque<Pending> flushed_;
-  std::optional<ChannelPromise> connect_promise_;
-  std::optional<ScheduledFuture<void>> connect_timeout_;
-  bool read_requested_ = false;
-  bool in_write_ = false;
+  // Loop-confined (guarded by the channel's loop affinity).
+  std::deque<Pending> unflushed_ ABSL_GUARDED_BY(loop_affinity_);
+  std::deque<Pending> flushed_ ABSL_GUARDED_BY(loop_affinity_);
+  std::optional<ChannelPromise> connect_promise_ ABSL_GUARDED_BY(loop_affinity_);
+  std::optional<ScheduledFuture<void>> connect_timeout_ ABSL_GUARDED_BY(loop_affinity_);
+  bool read_requested_ ABSL_GUARDED_BY(loop_affinity_) = false;
+  bool in_write_ ABSL_GUARDED_BY(loop_affinity_) = false;
   // Set by BeginShutdownDrain: closes once flushed_ and unflushed_ are empty.
-  bool draining_ = false;
+  bool draining_ ABSL_GUARDED_BY(loop_affinity_) = false;
   // While draining: the peer's FIN was read (nothing more to discard).
-  bool drain_input_done_ = false;
-  std::vector<char> read_buf_;
+  bool drain_input_done_ ABSL_GUARDED_BY(loop_affinity_) = false;
+  std::vector<char> read_buf_ ABSL_GUARDED_BY(loop_affinity_);
 };
 
 }  // namespace gyre
