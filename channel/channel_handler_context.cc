@@ -57,18 +57,66 @@ void ChannelHandlerContext::LogRejected(const char* what, const std::string& nam
                     << status << ")";
 }
 
+void ChannelHandlerContext::Unref() { pipeline_->Unref(this); }
+
+// A queued task's claim: keeps the channel (which owns the pipeline) and this context
+// alive until the task is done with; the context is released first.
+class ChannelHandlerContext::Hold {
+ public:
+  explicit Hold(ChannelHandlerContext* ctx) : keep_(ctx->channel().shared_from_this()), ctx_(ctx) {
+    ctx->Ref();
+  }
+  Hold(Hold&& other) noexcept
+      : keep_(std::move(other.keep_)), ctx_(std::exchange(other.ctx_, nullptr)) {}
+  Hold& operator=(Hold&&) = delete;
+  ~Hold() {
+    if (ctx_ != nullptr) ctx_->Unref();
+  }
+
+ private:
+  std::shared_ptr<Channel> keep_;  // declared first: released last
+  ChannelHandlerContext* ctx_;
+};
+
 template <typename F, typename R>
 void ChannelHandlerContext::RunOrPost(F&& fn, R&& on_rejected) {
   if (RunsOnThisThread()) {
     fn();
     return;
   }
-  // The task keeps the channel (and so this context) alive until it has run.
   // A refused task is destroyed by Execute (releasing any message it carries); the
-  // caller's `on_rejected` reports it.
-  absl::Status status = executor()->Execute(
-      [keep = channel().shared_from_this(), f = std::forward<F>(fn)]() mutable { f(); });
+  // caller's `on_rejected` reports it. The caller is on an executor of the pipeline, in
+  // the task that reached this context, or holds the context itself: `this` outlives
+  // the refused task either way.
+  absl::Status status =
+      executor()->Execute([hold = Hold(this), f = std::forward<F>(fn)]() mutable { f(); });
   if (!status.ok()) on_rejected(status);
+}
+
+// Runs `step(args...)` here when this is the context's executor, else queues it there.
+template <typename F, typename... Args>
+void ChannelHandlerContext::FromHere(const char* what, F step, Args... args) {
+  if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
+    step(std::move(args)...);
+    return;
+  }
+  absl::Status status = executor()->Execute(
+      [hold = Hold(this), step, ... a = std::move(args)]() mutable { step(std::move(a)...); });
+  if (!status.ok()) LogRejected(what, name_, status);
+}
+
+// The same for an outbound operation: `step(promise, args...)`; a refused hop fails it.
+template <typename F, typename... Args>
+void ChannelHandlerContext::FromHereOutbound(F step, ChannelPromise promise, Args... args) {
+  if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
+    step(std::move(promise), std::move(args)...);
+    return;
+  }
+  ChannelPromise on_refusal = promise;
+  absl::Status status =
+      executor()->Execute([hold = Hold(this), step, p = std::move(promise),
+                           ... a = std::move(args)]() mutable { step(std::move(p), std::move(a)...); });
+  if (!status.ok()) on_refusal.TryFailure(status);
 }
 
 void ChannelHandlerContext::CallExceptionCaught(const absl::Status& cause) {
@@ -160,18 +208,14 @@ void ChannelHandlerContext::InvokeChannelInactive() {
   InvokeInbound("ChannelInactive", &ChannelHandler::ChannelInactive);
 }
 void ChannelHandlerContext::InvokeChannelRead(Message msg) {
-  if (RunsOnThisThread()) {
-    // A handler removed while this read was on its way passes it on, as Netty does.
-    if (ABSL_PREDICT_FALSE(IsRemoved())) return FireChannelRead(std::move(msg));
-    CallInbound(&ChannelHandler::ChannelRead, std::move(msg));
-    return;
-  }
-  RunOrPost(
-      [this, m = std::move(msg)]() mutable {
-        if (IsRemoved()) return FireChannelRead(std::move(m));
-        CallInbound(&ChannelHandler::ChannelRead, std::move(m));
-      },
-      [this](const absl::Status& s) { LogRejected("ChannelRead (message released)", name_, s); });
+  if (RunsOnThisThread()) return ChannelReadHere(std::move(msg));
+  RunOrPost([this, m = std::move(msg)]() mutable { ChannelReadHere(std::move(m)); },
+            [this](const absl::Status& s) { LogRejected("ChannelRead (message released)", name_, s); });
+}
+void ChannelHandlerContext::ChannelReadHere(Message msg) {
+  // A handler removed while this read was on its way passes it on, as Netty does.
+  if (ABSL_PREDICT_FALSE(IsRemoved())) return FireChannelRead(std::move(msg));
+  CallInbound(&ChannelHandler::ChannelRead, std::move(msg));
 }
 void ChannelHandlerContext::InvokeChannelReadComplete() {
   InvokeInbound("ChannelReadComplete", &ChannelHandler::ChannelReadComplete);
@@ -238,43 +282,67 @@ void ChannelHandlerContext::InvokeDeregister(ChannelPromise promise) {
 }
 void ChannelHandlerContext::InvokeRead() { InvokeInbound("Read", &ChannelHandler::Read); }
 void ChannelHandlerContext::InvokeWrite(Message msg, ChannelPromise promise) {
-  if (RunsOnThisThread()) {
-    if (ABSL_PREDICT_FALSE(IsRemoved())) return Write(std::move(msg), std::move(promise));
-    CallOutbound(&ChannelHandler::Write, promise, std::move(msg));
-    return;
-  }
+  if (RunsOnThisThread()) return WriteHere(std::move(msg), std::move(promise));
   RunOrPost(
-      [this, m = std::move(msg), promise]() mutable {
-        if (IsRemoved()) return Write(std::move(m), std::move(promise));
-        CallOutbound(&ChannelHandler::Write, promise, std::move(m));
-      },
+      [this, m = std::move(msg), promise]() mutable { WriteHere(std::move(m), std::move(promise)); },
       [promise](const absl::Status& s) mutable { promise.TryFailure(s); });
 }
-void ChannelHandlerContext::InvokeFlush() { InvokeInbound("Flush", &ChannelHandler::Flush); }
+void ChannelHandlerContext::WriteHere(Message msg, ChannelPromise promise) {
+  if (ABSL_PREDICT_FALSE(IsRemoved())) return Write(std::move(msg), std::move(promise));
+  CallOutbound(&ChannelHandler::Write, promise, std::move(msg));
+}
+void ChannelHandlerContext::InvokeFlush() {
+  if (RunsOnThisThread()) return FlushHere();
+  InvokeInbound("Flush", &ChannelHandler::Flush);
+}
+void ChannelHandlerContext::FlushHere() { CallInbound(&ChannelHandler::Flush); }
 
 // ---------------------------------------------------------------------------------
 // Fire* / outbound entry points of a context.
 
-void ChannelHandlerContext::FireChannelRegistered() { NextInbound()->InvokeChannelRegistered(); }
-void ChannelHandlerContext::FireChannelUnregistered() {
-  NextInbound()->InvokeChannelUnregistered();
+// Following a link happens on this context's executor (see FromHere), so that only
+// executors of the pipeline ever hold a pointer read from a link.
+void ChannelHandlerContext::FireChannelRegistered() {
+  FromHere("ChannelRegistered", [this] { NextInbound()->InvokeChannelRegistered(); });
 }
-void ChannelHandlerContext::FireChannelActive() { NextInbound()->InvokeChannelActive(); }
-void ChannelHandlerContext::FireChannelInactive() { NextInbound()->InvokeChannelInactive(); }
+void ChannelHandlerContext::FireChannelUnregistered() {
+  FromHere("ChannelUnregistered", [this] { NextInbound()->InvokeChannelUnregistered(); });
+}
+void ChannelHandlerContext::FireChannelActive() {
+  FromHere("ChannelActive", [this] { NextInbound()->InvokeChannelActive(); });
+}
+void ChannelHandlerContext::FireChannelInactive() {
+  FromHere("ChannelInactive", [this] { NextInbound()->InvokeChannelInactive(); });
+}
 void ChannelHandlerContext::FireChannelRead(Message msg) {
-  NextInbound()->InvokeChannelRead(std::move(msg));
+  // The hot path: on this context's executor, and the next handler runs here too.
+  if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
+    ChannelHandlerContext* next = NextInbound();
+    if (ABSL_PREDICT_TRUE(next->executor_ == executor_)) return next->ChannelReadHere(std::move(msg));
+    return next->InvokeChannelRead(std::move(msg));
+  }
+  FromHere(
+      "ChannelRead (message released)",
+      [this](Message m) { NextInbound()->InvokeChannelRead(std::move(m)); }, std::move(msg));
 }
 void ChannelHandlerContext::FireChannelReadComplete() {
-  NextInbound()->InvokeChannelReadComplete();
+  FromHere("ChannelReadComplete", [this] { NextInbound()->InvokeChannelReadComplete(); });
 }
 void ChannelHandlerContext::FireUserEventTriggered(Message event) {
-  NextInbound()->InvokeUserEventTriggered(std::move(event));
+  FromHere(
+      "UserEventTriggered",
+      [this](Message e) { NextInbound()->InvokeUserEventTriggered(std::move(e)); },
+      std::move(event));
 }
 void ChannelHandlerContext::FireChannelWritabilityChanged() {
-  NextInbound()->InvokeChannelWritabilityChanged();
+  FromHere("ChannelWritabilityChanged",
+           [this] { NextInbound()->InvokeChannelWritabilityChanged(); });
 }
 void ChannelHandlerContext::FireExceptionCaught(absl::Status cause) {
-  NextInbound()->InvokeExceptionCaught(std::move(cause));
+  FromHere(
+      "ExceptionCaught",
+      [this](absl::Status c) { NextInbound()->InvokeExceptionCaught(std::move(c)); },
+      std::move(cause));
 }
 
 ChannelFuture ChannelHandlerContext::Bind(const SocketAddress& local) {
@@ -315,30 +383,61 @@ ChannelFuture ChannelHandlerContext::WriteAndFlush(Message msg) {
 }
 
 void ChannelHandlerContext::Bind(const SocketAddress& local, ChannelPromise promise) {
-  PrevOutbound()->InvokeBind(local, std::move(promise));
+  FromHereOutbound(
+      [this](ChannelPromise p, SocketAddress l) { PrevOutbound()->InvokeBind(l, std::move(p)); },
+      std::move(promise), local);
 }
 void ChannelHandlerContext::Connect(const SocketAddress& remote, const SocketAddress& local,
                                     ChannelPromise promise) {
-  PrevOutbound()->InvokeConnect(remote, local, std::move(promise));
+  FromHereOutbound(
+      [this](ChannelPromise p, SocketAddress r, SocketAddress l) {
+        PrevOutbound()->InvokeConnect(r, l, std::move(p));
+      },
+      std::move(promise), remote, local);
 }
 void ChannelHandlerContext::Disconnect(ChannelPromise promise) {
-  PrevOutbound()->InvokeDisconnect(std::move(promise));
+  FromHereOutbound([this](ChannelPromise p) { PrevOutbound()->InvokeDisconnect(std::move(p)); },
+                   std::move(promise));
 }
 void ChannelHandlerContext::Close(ChannelPromise promise) {
-  PrevOutbound()->InvokeClose(std::move(promise));
+  FromHereOutbound([this](ChannelPromise p) { PrevOutbound()->InvokeClose(std::move(p)); },
+                   std::move(promise));
 }
 void ChannelHandlerContext::Deregister(ChannelPromise promise) {
-  PrevOutbound()->InvokeDeregister(std::move(promise));
+  FromHereOutbound([this](ChannelPromise p) { PrevOutbound()->InvokeDeregister(std::move(p)); },
+                   std::move(promise));
 }
-void ChannelHandlerContext::Read() { PrevOutbound()->InvokeRead(); }
+void ChannelHandlerContext::Read() {
+  FromHere("Read", [this] { PrevOutbound()->InvokeRead(); });
+}
 void ChannelHandlerContext::Write(Message msg, ChannelPromise promise) {
-  PrevOutbound()->InvokeWrite(std::move(msg), std::move(promise));
+  if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
+    ChannelHandlerContext* next = PrevOutbound();
+    if (ABSL_PREDICT_TRUE(next->executor_ == executor_)) {
+      return next->WriteHere(std::move(msg), std::move(promise));
+    }
+    return next->InvokeWrite(std::move(msg), std::move(promise));
+  }
+  FromHereOutbound(
+      [this](ChannelPromise p, Message m) { PrevOutbound()->InvokeWrite(std::move(m), std::move(p)); },
+      std::move(promise), std::move(msg));
 }
-void ChannelHandlerContext::Flush() { PrevOutbound()->InvokeFlush(); }
+void ChannelHandlerContext::Flush() {
+  if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
+    ChannelHandlerContext* next = PrevOutbound();
+    if (ABSL_PREDICT_TRUE(next->executor_ == executor_)) return next->FlushHere();
+    return next->InvokeFlush();
+  }
+  FromHere("Flush", [this] { PrevOutbound()->InvokeFlush(); });
+}
 void ChannelHandlerContext::WriteAndFlush(Message msg, ChannelPromise promise) {
-  ChannelHandlerContext* next = PrevOutbound();
-  next->InvokeWrite(std::move(msg), std::move(promise));
-  next->InvokeFlush();
+  FromHereOutbound(
+      [this](ChannelPromise p, Message m) {
+        ChannelHandlerContext* next = PrevOutbound();
+        next->InvokeWrite(std::move(m), std::move(p));
+        next->InvokeFlush();
+      },
+      std::move(promise), std::move(msg));
 }
 
 }  // namespace gyre

@@ -14,12 +14,19 @@
 // returns. Events from one context to the next keep their order.
 //
 // Thread safety: every method may be called from any thread; it hops to the right
-// executor. A context stays valid as long as its channel (also after removal).
-// Ownership: owned by the pipeline.
+// executor. Links between contexts are only followed on a context's own executor: a
+// call from another thread is first queued there.
+// Ownership and lifetime: owned by the pipeline. A context stays valid while its handler
+// is in the pipeline and until its HandlerRemoved has returned; an event already on its
+// way through it when it is removed still passes on. After that the pipeline frees it,
+// once every executor of the pipeline has finished the task it was running and no queued
+// event can reach it any more (see ChannelPipeline). Do not keep a context pointer past
+// HandlerRemoved: a handler that schedules work holding its context cancels it there.
 #ifndef GYRE_CHANNEL_CHANNEL_HANDLER_CONTEXT_H_
 #define GYRE_CHANNEL_CHANNEL_HANDLER_CONTEXT_H_
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -95,6 +102,11 @@ class ChannelHandlerContext {
   ChannelHandlerContext* PrevOutbound() const;
   bool RunsOnThisThread() const;
 
+  // Reference counting (see ChannelPipeline): a task queued to this context holds one.
+  void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void Unref();
+  class Hold;
+
   // Invoke*: run this context's handler method now (on its executor), or queue it there.
   void InvokeChannelRegistered();
   void InvokeChannelUnregistered();
@@ -114,6 +126,10 @@ class ChannelHandlerContext {
   void InvokeRead();
   void InvokeWrite(Message msg, ChannelPromise promise);
   void InvokeFlush();
+  // The hot three, once on this context's executor.
+  void ChannelReadHere(Message msg);
+  void WriteHere(Message msg, ChannelPromise promise);
+  void FlushHere();
   // HandlerAdded (once, unless removed first) / HandlerRemoved (only after an add).
   void InvokeHandlerAdded();
   void InvokeHandlerRemoved();
@@ -140,10 +156,17 @@ class ChannelHandlerContext {
   static void LogRejected(const char* what, const std::string& name, const absl::Status& status);
 
   // Runs `fn` on this context's executor: inline when already there, else as a task
-  // that keeps the channel alive. If the executor refuses the task, `on_rejected` runs
-  // here with the reason.
+  // that keeps the channel and this context alive. If the executor refuses the task,
+  // `on_rejected` runs here with the reason.
   template <typename F, typename R>
   void RunOrPost(F&& fn, R&& on_rejected);
+  // Passes an event on from this context: `step` follows the links, so it runs on this
+  // context's executor (queued there, with `args`, from another thread). A refused hop is
+  // logged as `what`; the outbound form fails the promise instead.
+  template <typename F, typename... Args>
+  void FromHere(const char* what, F step, Args... args);
+  template <typename F, typename... Args>
+  void FromHereOutbound(F step, ChannelPromise promise, Args... args);
 
   // Reports an exception thrown by this handler's inbound method.
   void HandleInboundThrow(const char* what);
@@ -160,6 +183,10 @@ class ChannelHandlerContext {
   std::atomic<ChannelHandlerContext*> next_{nullptr};
   std::atomic<ChannelHandlerContext*> prev_{nullptr};
   std::atomic<bool> removed_{false};
+  // One reference for membership of the pipeline (dropped a grace period after removal),
+  // one per queued task to this context, and one per removed context whose links point
+  // here. At zero the pipeline frees the context.
+  std::atomic<int32_t> refs_{1};
   // The thread this context's handler runs on, as a capability: bound to a pinned
   // executor; for a context on the channel's loop the check accepts any thread (the
   // channel's own affinity covers the loop).

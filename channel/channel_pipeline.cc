@@ -3,11 +3,15 @@
 #include <exception>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
+
 #include "absl/strings/str_cat.h"
 #include "gyre/channel/channel.h"
 #include "gyre/channel/event_loop.h"
 #include "gyre/concurrent/event_executor.h"
 #include "gyre/concurrent/event_executor_group.h"
+#include "gyre/concurrent/immediate_event_executor.h"
 #include "gyre/concurrent/internal/log.h"
 
 namespace gyre {
@@ -83,12 +87,10 @@ class ChannelPipeline::TailHandler final : public ChannelInboundHandler {
 
 ChannelPipeline::ChannelPipeline(Channel* channel) : channel_(channel) {
   internal::MutexLock lock(&mu_);
-  contexts_.emplace_back(new ChannelHandlerContext(
-      this, "head", std::make_shared<HeadHandler>(channel), nullptr, ChannelHandler::kBoth));
-  head_ = contexts_.back().get();
-  contexts_.emplace_back(new ChannelHandlerContext(
-      this, "tail", std::make_shared<TailHandler>(this), nullptr, ChannelHandler::kInbound));
-  tail_ = contexts_.back().get();
+  head_ = NewContextLocked("head", std::make_shared<HeadHandler>(channel), nullptr,
+                           ChannelHandler::kBoth);
+  tail_ = NewContextLocked("tail", std::make_shared<TailHandler>(this), nullptr,
+                           ChannelHandler::kInbound);
   head_->next_.store(tail_, std::memory_order_release);
   tail_->prev_.store(head_, std::memory_order_release);
   // Not shared with any thread yet.
@@ -99,12 +101,27 @@ ChannelPipeline::ChannelPipeline(Channel* channel) : channel_(channel) {
 }
 
 ChannelPipeline::~ChannelPipeline() {
-  internal::MutexLock lock(&mu_);
-  for (auto& ctx : contexts_) {
-    if (ctx.get() != head_ && ctx.get() != tail_ && !ctx->removed_.load()) {
+  // Nothing else refers to the pipeline any more: every task that could (a queued event,
+  // a grace period) keeps the channel, and so the pipeline, alive.
+  absl::flat_hash_set<ChannelHandlerContext*> contexts;
+  {
+    internal::MutexLock lock(&mu_);
+    contexts.swap(contexts_);
+  }
+  for (ChannelHandlerContext* ctx : contexts) {
+    if (ctx != head_ && ctx != tail_ && !ctx->removed_.load(std::memory_order_acquire)) {
       ctx->handler_->pipelines_.fetch_sub(1, std::memory_order_acq_rel);
     }
+    delete ctx;
   }
+}
+
+ChannelHandlerContext* ChannelPipeline::NewContextLocked(std::string name,
+                                                         std::shared_ptr<ChannelHandler> handler,
+                                                         EventExecutor* executor, uint32_t mask) {
+  auto* ctx = new ChannelHandlerContext(this, std::move(name), std::move(handler), executor, mask);
+  contexts_.insert(ctx);
+  return ctx;
 }
 
 ChannelHandlerContext* ChannelPipeline::FindLocked(absl::string_view name) const {
@@ -128,6 +145,9 @@ EventExecutor* ChannelPipeline::ChildExecutorLocked(EventExecutorGroup* group) {
   if (it != child_executors_.end()) return it->second;
   EventExecutor* e = group->Next();
   child_executors_[group] = e;
+  // An inline executor runs a handler on whichever thread calls it: no task boundary
+  // there to end a grace period at.
+  if (dynamic_cast<ImmediateEventExecutor*>(e) != nullptr) reclaim_disabled_ = true;
   return e;
 }
 
@@ -145,8 +165,101 @@ void ChannelPipeline::UnlinkLocked(ChannelHandlerContext* ctx) {
   ChannelHandlerContext* next = ctx->next_.load(std::memory_order_relaxed);
   prev->next_.store(next, std::memory_order_release);
   next->prev_.store(prev, std::memory_order_release);
-  // ctx keeps its own links, so an event inside it continues along the pipeline.
+  // ctx keeps its own links, so an event inside it continues along the pipeline; the
+  // contexts they point at stay alive as long as ctx does.
+  prev->Ref();
+  next->Ref();
   ctx->removed_.store(true, std::memory_order_release);
+}
+
+void ChannelPipeline::Retire(absl::Span<ChannelHandlerContext* const> contexts) {
+  {
+    internal::MutexLock lock(&mu_);
+    retiring_.insert(retiring_.end(), contexts.begin(), contexts.end());
+  }
+  StartGracePeriod();
+}
+
+// The state of one grace period, shared by its tasks (one per executor, in turn).
+struct ChannelPipeline::GracePeriod {
+  // The pinned executors, then the channel's event loop: the period ends on the loop, so
+  // contexts (and handlers) are freed there and the channel is let go there.
+  std::vector<EventExecutor*> executors;
+  std::vector<ChannelHandlerContext*> batch;
+  size_t next = 0;
+};
+
+void ChannelPipeline::StartGracePeriod() {
+  std::vector<EventExecutor*> executors;
+  std::vector<ChannelHandlerContext*> batch;
+  {
+    internal::MutexLock lock(&mu_);
+    if (grace_period_running_ || retiring_.empty() || reclaim_disabled_ || !registered_) return;
+    EventLoop* loop = channel_->event_loop();
+    if (loop == nullptr) return;
+    grace_period_running_ = true;
+    batch.swap(retiring_);
+    for (const auto& [group, executor] : child_executors_) executors.push_back(executor);
+    executors.push_back(loop);
+  }
+  auto period = std::make_shared<GracePeriod>();
+  period->executors = std::move(executors);
+  period->batch = std::move(batch);
+  Visit(std::move(period));
+}
+
+void ChannelPipeline::Visit(std::shared_ptr<GracePeriod> period) {
+  if (period->next == period->executors.size()) {
+    // The channel may have moved to another loop meanwhile: then go round again.
+    EndGracePeriod(*period, channel_->event_loop() == period->executors.back());
+    return;
+  }
+  EventExecutor* executor = period->executors[period->next++];
+  // Always a task, also on the executor we are on: the task running now may itself
+  // be inside a removed context. The task does not keep the channel (owner of this
+  // pipeline): a channel dropped meanwhile frees every context with its pipeline, and a
+  // task queued on a loop the channel owns (an embedded one) must not keep it alive.
+  absl::Status status = executor->Execute(
+      [this, period, weak = channel_->weak_from_this()]() mutable {
+        if (std::shared_ptr<Channel> keep = weak.lock()) Visit(std::move(period));
+      });
+  if (!status.ok()) EndGracePeriod(*period, /*completed=*/false);
+}
+
+void ChannelPipeline::EndGracePeriod(GracePeriod& period, bool completed) {
+  if (completed) {
+    for (ChannelHandlerContext* ctx : period.batch) Unref(ctx);
+    period.batch.clear();
+  }
+  {
+    internal::MutexLock lock(&mu_);
+    grace_period_running_ = false;
+    // Not completed (an executor refused the task, or the loop changed): the batch
+    // waits for the next removal, or for the pipeline's destruction.
+    retiring_.insert(retiring_.end(), period.batch.begin(), period.batch.end());
+    if (!completed) return;
+  }
+  StartGracePeriod();  // for the contexts removed meanwhile
+}
+
+void ChannelPipeline::Unref(ChannelHandlerContext* ctx) {
+  if (ctx->refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // Freeing a removed context drops its references to its neighbours, which may free them.
+  absl::InlinedVector<ChannelHandlerContext*, 4> to_free = {ctx};
+  while (!to_free.empty()) {
+    ChannelHandlerContext* c = to_free.back();
+    to_free.pop_back();
+    ChannelHandlerContext* prev = c->prev_.load(std::memory_order_relaxed);
+    ChannelHandlerContext* next = c->next_.load(std::memory_order_relaxed);
+    {
+      internal::MutexLock lock(&mu_);
+      contexts_.erase(c);
+    }
+    delete c;
+    for (ChannelHandlerContext* n : {prev, next}) {
+      if (n->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) to_free.push_back(n);
+    }
+  }
 }
 
 absl::Status ChannelPipeline::Add(Where where, absl::string_view base, EventExecutorGroup* group,
@@ -174,9 +287,7 @@ absl::Status ChannelPipeline::Add(Where where, absl::string_view base, EventExec
           absl::StrCat("handler for '", actual, "' is not sharable and already in a pipeline"));
     }
     uint32_t mask = handler->mask();
-    contexts_.emplace_back(new ChannelHandlerContext(this, std::move(actual), std::move(handler),
-                                                     ChildExecutorLocked(group), mask));
-    ctx = contexts_.back().get();
+    ctx = NewContextLocked(std::move(actual), std::move(handler), ChildExecutorLocked(group), mask);
     switch (where) {
       case Where::kFirst:
         LinkAfterLocked(head_, ctx);
@@ -193,8 +304,13 @@ absl::Status ChannelPipeline::Add(Where where, absl::string_view base, EventExec
     }
     call_now = registered_;
     if (!call_now) pending_added_.push_back(ctx);
+    // A concurrent Remove must not free it before HandlerAdded is called below.
+    if (call_now) ctx->Ref();
   }
-  if (call_now) CallHandlerAdded(ctx);
+  if (call_now) {
+    CallHandlerAdded(ctx);
+    Unref(ctx);
+  }
   return absl::OkStatus();
 }
 
@@ -221,29 +337,49 @@ absl::Status ChannelPipeline::AddAfter(absl::string_view base, absl::string_view
   return Add(Where::kAfter, base, nullptr, name, std::move(h));
 }
 
+void ChannelPipeline::RemoveLocked(ChannelHandlerContext* ctx) {
+  UnlinkLocked(ctx);
+  for (auto it = pending_added_.begin(); it != pending_added_.end(); ++it) {
+    if (*it == ctx) {
+      pending_added_.erase(it);
+      break;
+    }
+  }
+  ctx->handler_->pipelines_.fetch_sub(1, std::memory_order_acq_rel);
+}
+
 absl::StatusOr<std::shared_ptr<ChannelHandler>> ChannelPipeline::Remove(absl::string_view name) {
   ChannelHandlerContext* ctx;
   {
     internal::MutexLock lock(&mu_);
     ctx = FindLocked(name);
     if (ctx == nullptr) return absl::NotFoundError(absl::StrCat("no handler named '", name, "'"));
-    UnlinkLocked(ctx);
-    for (auto it = pending_added_.begin(); it != pending_added_.end(); ++it) {
-      if (*it == ctx) {
-        pending_added_.erase(it);
-        break;
-      }
-    }
-    ctx->handler_->pipelines_.fetch_sub(1, std::memory_order_acq_rel);
+    RemoveLocked(ctx);
   }
+  // ctx is alive until Retire hands over its membership reference.
+  std::shared_ptr<ChannelHandler> handler = ctx->handler_;
   CallHandlerRemoved(ctx);
-  return ctx->handler_;
+  Retire({ctx});
+  return handler;
 }
 
 absl::Status ChannelPipeline::Remove(ChannelHandler* handler) {
-  ChannelHandlerContext* ctx = Context(handler);
-  if (ctx == nullptr) return absl::NotFoundError("handler not in this pipeline");
-  return Remove(ctx->name()).status();
+  ChannelHandlerContext* ctx = nullptr;
+  {
+    internal::MutexLock lock(&mu_);
+    for (ChannelHandlerContext* c = head_->next_.load(std::memory_order_relaxed); c != tail_;
+         c = c->next_.load(std::memory_order_relaxed)) {
+      if (c->handler() == handler) {
+        ctx = c;
+        break;
+      }
+    }
+    if (ctx == nullptr) return absl::NotFoundError("handler not in this pipeline");
+    RemoveLocked(ctx);
+  }
+  CallHandlerRemoved(ctx);
+  Retire({ctx});
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::shared_ptr<ChannelHandler>> ChannelPipeline::Replace(
@@ -267,9 +403,7 @@ absl::StatusOr<std::shared_ptr<ChannelHandler>> ChannelPipeline::Replace(
       return absl::FailedPreconditionError("handler is not sharable and already in a pipeline");
     }
     uint32_t mask = handler->mask();
-    contexts_.emplace_back(new ChannelHandlerContext(this, std::move(actual), std::move(handler),
-                                                     old_ctx->executor_, mask));
-    ctx = contexts_.back().get();
+    ctx = NewContextLocked(std::move(actual), std::move(handler), old_ctx->executor_, mask);
     LinkAfterLocked(old_ctx, ctx);
     UnlinkLocked(old_ctx);
     old_ctx->handler_->pipelines_.fetch_sub(1, std::memory_order_acq_rel);
@@ -280,15 +414,22 @@ absl::StatusOr<std::shared_ptr<ChannelHandler>> ChannelPipeline::Replace(
       }
       pending_added_.push_back(ctx);
     }
+    if (call_now) ctx->Ref();  // as in Add
   }
+  std::shared_ptr<ChannelHandler> old_handler = old_ctx->handler_;
   // As Netty: the new handler is added before the old one is told it was removed.
-  if (call_now) CallHandlerAdded(ctx);
+  if (call_now) {
+    CallHandlerAdded(ctx);
+    Unref(ctx);
+  }
   CallHandlerRemoved(old_ctx);
-  return old_ctx->handler_;
+  Retire({old_ctx});
+  return old_handler;
 }
 
 ChannelHandler* ChannelPipeline::Get(absl::string_view name) const {
-  ChannelHandlerContext* ctx = Context(name);
+  internal::MutexLock lock(&mu_);
+  ChannelHandlerContext* ctx = FindLocked(name);
   return ctx != nullptr ? ctx->handler() : nullptr;
 }
 
@@ -329,10 +470,16 @@ void ChannelPipeline::InvokeHandlerAddedIfNeeded() {
     if (registered_) return;
     registered_ = true;
     pending.swap(pending_added_);
+    for (ChannelHandlerContext* ctx : pending) {
+      if (ctx != nullptr) ctx->Ref();  // as in Add
+    }
   }
   for (ChannelHandlerContext* ctx : pending) {
-    if (ctx != nullptr && !ctx->IsRemoved()) CallHandlerAdded(ctx);
+    if (ctx == nullptr) continue;
+    if (!ctx->IsRemoved()) CallHandlerAdded(ctx);
+    Unref(ctx);
   }
+  StartGracePeriod();  // for handlers removed before registration
 }
 
 void ChannelPipeline::SetUnhandledHooks(absl::AnyInvocable<void(Message)> on_read,
@@ -370,6 +517,10 @@ int64_t ChannelPipeline::DiscardedInboundMessages() const {
 int64_t ChannelPipeline::UnhandledExceptions() const {
   return unhandled_exceptions_.load(std::memory_order_relaxed);
 }
+int64_t ChannelPipeline::ContextCount() const {
+  internal::MutexLock lock(&mu_);
+  return static_cast<int64_t>(contexts_.size());
+}
 
 void ChannelPipeline::FireChannelRegistered() { head_->InvokeChannelRegistered(); }
 void ChannelPipeline::FireChannelUnregistered() {
@@ -392,6 +543,7 @@ void ChannelPipeline::Destroy() {
   }
   // Tail to head; an event still inside a removed context goes on along its own links.
   for (ChannelHandlerContext* ctx : removed) CallHandlerRemoved(ctx);
+  Retire(removed);
 }
 void ChannelPipeline::FireChannelActive() { head_->InvokeChannelActive(); }
 void ChannelPipeline::FireChannelInactive() { head_->InvokeChannelInactive(); }

@@ -19,22 +19,33 @@
 //
 // Thread safety: every method is thread-safe, except SetUnhandledHooks, which must be
 // called before the channel is registered (before any event flows).
-// Ownership: owned by its channel; holds its handlers by shared_ptr. Removed contexts
-// are kept until the pipeline is destroyed, so a context pointer stays valid for the
-// channel's life.
+// Ownership: owned by its channel; holds its handlers by shared_ptr. A removed handler's
+// context (and with it the pipeline's reference to the handler) is freed once no event
+// can reach it any more: after its HandlerRemoved, after every executor the pipeline's
+// handlers run on (the channel's loop and each pinned executor) has finished the task it
+// was running when the handler was removed, and after the last event queued to it or
+// to a removed neighbour that leads to it has passed. So a channel that adds and removes
+// a handler per request stays the same size. Until then an event on its way through a
+// removed handler passes on, as in Netty. (A pipeline with a handler pinned to an
+// executor that runs tasks inline, such as ImmediateEventExecutor, keeps removed contexts
+// until it is destroyed: there is no task boundary to wait for.)
 #ifndef GYRE_CHANNEL_CHANNEL_PIPELINE_H_
 #define GYRE_CHANNEL_CHANNEL_PIPELINE_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "gyre/channel/channel_future.h"
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/channel_handler_context.h"
@@ -83,7 +94,8 @@ class ChannelPipeline {
                                                           absl::string_view new_name,
                                                           std::shared_ptr<ChannelHandler> handler);
 
-  // The named handler / context, or null.
+  // The named handler / context, or null. A context pointer stays valid until its
+  // handler's HandlerRemoved has returned (see the class comment).
   ChannelHandler* Get(absl::string_view name) const;
   ChannelHandlerContext* Context(absl::string_view name) const;
   ChannelHandlerContext* Context(const ChannelHandler* handler) const;
@@ -131,6 +143,9 @@ class ChannelPipeline {
   // Counts for tests and diagnostics.
   int64_t DiscardedInboundMessages() const;
   int64_t UnhandledExceptions() const;
+  // Contexts held, head and tail included: those of the handlers in the pipeline and
+  // those of removed handlers not freed yet.
+  int64_t ContextCount() const;
 
  private:
   friend class ChannelHandlerContext;
@@ -146,7 +161,26 @@ class ChannelPipeline {
   EventExecutor* ChildExecutorLocked(EventExecutorGroup* group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LinkAfterLocked(ChannelHandlerContext* prev, ChannelHandlerContext* ctx)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes `ctx` out of the chain; it keeps its own links (and references to the contexts
+  // they point at), so an event inside it goes on.
   void UnlinkLocked(ChannelHandlerContext* ctx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ChannelHandlerContext* NewContextLocked(std::string name, std::shared_ptr<ChannelHandler> handler,
+                                          EventExecutor* executor, uint32_t mask)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reclaiming removed contexts. Retire() hands over the membership reference of an
+  // unlinked context whose HandlerRemoved has been called; a grace period then visits
+  // every executor of the pipeline in turn (a task on each), after which no executor can
+  // still hold a pointer it read from a link before the unlink, and drops those
+  // references. Unref() frees a context at zero, and with it its references to its
+  // neighbours.
+  struct GracePeriod;
+  void Retire(absl::Span<ChannelHandlerContext* const> contexts);
+  void StartGracePeriod();
+  void Visit(std::shared_ptr<GracePeriod> period);
+  void EndGracePeriod(GracePeriod& period, bool completed);
+  void Unref(ChannelHandlerContext* ctx);
+  // Unlinks `ctx` for Remove / Replace: no HandlerAdded for it any more.
+  void RemoveLocked(ChannelHandlerContext* ctx) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes every handler (tail to head) and calls their HandlerRemoved.
   void Destroy();
   void CallHandlerAdded(ChannelHandlerContext* ctx);
@@ -156,7 +190,13 @@ class ChannelPipeline {
 
   Channel* const channel_;
   mutable internal::Mutex mu_;
-  std::vector<std::unique_ptr<ChannelHandlerContext>> contexts_ ABSL_GUARDED_BY(mu_);
+  // Every context not freed yet (in the chain or removed); the pipeline owns them.
+  absl::flat_hash_set<ChannelHandlerContext*> contexts_ ABSL_GUARDED_BY(mu_);
+  // Removed contexts waiting for the next grace period, whether one is running, and
+  // whether reclaiming is off (a handler runs on an inline executor).
+  std::vector<ChannelHandlerContext*> retiring_ ABSL_GUARDED_BY(mu_);
+  bool grace_period_running_ ABSL_GUARDED_BY(mu_) = false;
+  bool reclaim_disabled_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_map<EventExecutorGroup*, EventExecutor*> child_executors_ ABSL_GUARDED_BY(mu_);
   bool registered_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<ChannelHandlerContext*> pending_added_ ABSL_GUARDED_BY(mu_);

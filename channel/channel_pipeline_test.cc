@@ -12,6 +12,7 @@
 #include "gyre/channel/channel.h"
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/channel_handler_context.h"
+#include "gyre/concurrent/immediate_event_executor.h"
 #include "gyre/testing/test_executor.h"
 #include "gyre/testing/embedded_channel.h"
 
@@ -373,6 +374,123 @@ TEST(PipelineTest, TeardownRunsHandlerRemovedOnThePinnedExecutor) {
   other.RunAndWait([&] { other_thread = std::this_thread::get_id(); });
   ASSERT_THAT(log.Entries(), ElementsAre("p:unregistered", "p:removed"));
   EXPECT_EQ(log.Threads()[1], other_thread);
+}
+
+// Issue: a long-lived channel that adds and removes a handler per request must not grow.
+// A removed handler's context, and the pipeline's reference to the handler, are freed
+// once no event can reach them (after a grace period that ends on the channel's loop).
+TEST(PipelineTest, ARemovedHandlerIsFreedOnceNoEventCanReachIt) {
+  auto ch = EmbeddedChannel::Create({std::make_shared<Appender>("a")});
+  constexpr int kRequests = 1000;
+  std::vector<std::weak_ptr<ChannelHandler>> removed;
+  for (int i = 0; i < kRequests; ++i) {
+    auto per_request = std::make_shared<Appender>("r");
+    removed.push_back(per_request);
+    ASSERT_TRUE(ch->pipeline().AddLast("per-request", std::move(per_request)).ok());
+    ASSERT_TRUE(ch->WriteInbound(std::string("m")));
+    EXPECT_EQ(ch->ReadInbound<std::string>(), "mar");
+    ASSERT_TRUE(ch->pipeline().Remove("per-request").ok());
+    if (i % 100 == 99) ch->RunPendingTasks();
+  }
+  ch->RunPendingTasks();
+  EXPECT_EQ(ch->pipeline().ContextCount(), 3);  // head, "a", tail
+  for (const auto& w : removed) EXPECT_TRUE(w.expired());
+  EXPECT_THAT(ch->pipeline().Names(), ElementsAre("handler#0"));
+  ch->Finish();
+}
+
+// A handler that removes itself in the middle of a read goes on using its context until
+// the read returns (the grace period cannot end inside the running task).
+class RemovesItselfThenFires : public ChannelInboundHandler {
+ public:
+  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override {
+    ASSERT_TRUE(ctx.pipeline().Remove(this).ok());
+    EXPECT_TRUE(ctx.IsRemoved());
+    ctx.FireChannelRead(std::move(msg));
+    ctx.FireChannelRead(std::string("after"));
+  }
+};
+
+TEST(PipelineTest, AHandlerRemovedInsideItsOwnEventKeepsItsContextUntilItReturns) {
+  auto h = std::make_shared<RemovesItselfThenFires>();
+  std::weak_ptr<ChannelHandler> weak = h;
+  auto ch = EmbeddedChannel::Create({std::move(h)});
+  ASSERT_TRUE(ch->WriteInbound(std::string("x")));
+  EXPECT_EQ(ch->ReadInbound<std::string>(), "x");
+  EXPECT_EQ(ch->ReadInbound<std::string>(), "after");
+  ch->RunPendingTasks();
+  EXPECT_TRUE(weak.expired());
+  EXPECT_EQ(ch->pipeline().ContextCount(), 2);
+  ch->Finish();
+}
+
+// Events already queued to a handler pinned to another executor when it is removed still
+// pass on, in order, and its context is freed only after the last of them has left it
+// (under ASan a premature free is a use-after-free).
+TEST(PipelineTest, EventsQueuedToARemovedPinnedHandlerPassOnBeforeItIsFreed) {
+  testing::TestExecutor other;
+  auto ch = EmbeddedChannel::Create();
+  constexpr int kRounds = 20;
+  constexpr int kReads = 25;
+  int next = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    auto probe = std::make_shared<ThreadProbe>();
+    std::weak_ptr<ChannelHandler> weak = probe;
+    ASSERT_TRUE(ch->pipeline().AddLast(&other, "pinned", std::move(probe)).ok());
+    for (int j = 0; j < kReads; ++j) {
+      ch->pipeline().FireChannelRead(std::to_string(round * kReads + j));
+    }
+    // The reads wait on `other`; remove the handler under them, from this thread.
+    ASSERT_TRUE(ch->pipeline().Remove("pinned").ok());
+    // Each pass moves everything queued on `other` to the loop and runs it there.
+    for (int pass = 0; pass < 4; ++pass) {
+      other.RunAndWait([] {});
+      ch->RunPendingTasks();
+    }
+    for (int j = 0; j < kReads; ++j) {
+      EXPECT_EQ(ch->ReadInbound<std::string>(), std::to_string(next++));
+    }
+    EXPECT_TRUE(weak.expired()) << "round " << round;
+    EXPECT_EQ(ch->pipeline().ContextCount(), 2) << "round " << round;
+  }
+  ch->Finish();
+  other.RunAndWait([] {});
+  ch->RunPendingTasks();
+}
+
+// A write from a thread that is not the context's executor is queued there first; it
+// reaches the head (and the outbound queue) in order with the others from that thread.
+TEST(PipelineTest, AWriteFromAnotherThreadIsQueuedToTheContextsExecutor) {
+  auto ch = EmbeddedChannel::Create({std::make_shared<Appender>("1")});
+  ChannelHandlerContext* ctx = ch->pipeline().Context("handler#0");
+  ASSERT_NE(ctx, nullptr);
+  std::vector<ChannelFuture> writes;
+  std::thread writer([&] {
+    for (int i = 0; i < 10; ++i) writes.push_back(ctx->WriteAndFlush(std::to_string(i)));
+  });
+  writer.join();
+  EXPECT_EQ(ch->OutboundCount(), 0);  // nothing ran on the writer's thread
+  ch->RunPendingTasks();
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(ch->ReadOutbound<std::string>(), std::to_string(i));  // from its context on
+    EXPECT_TRUE(writes[i].IsSuccess());
+  }
+  ch->Finish();
+}
+
+// A handler pinned to an executor that runs tasks inline on any thread leaves no task
+// boundary to wait for: removed contexts are then kept until the pipeline goes.
+TEST(PipelineTest, AnInlineExecutorKeepsRemovedContextsUntilThePipelineGoes) {
+  auto ch = EmbeddedChannel::Create();
+  ASSERT_TRUE(ch->pipeline()
+                  .AddLast(ImmediateEventExecutor::Instance(), "inline",
+                           std::make_shared<Appender>("i"))
+                  .ok());
+  ASSERT_TRUE(ch->pipeline().AddLast("x", std::make_shared<Appender>("x")).ok());
+  ASSERT_TRUE(ch->pipeline().Remove("x").ok());
+  ch->RunPendingTasks();
+  EXPECT_EQ(ch->pipeline().ContextCount(), 4);
+  ch->Finish();
 }
 
 // Deregistration alone keeps the handlers: the channel may be registered again.
