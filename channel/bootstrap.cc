@@ -41,8 +41,8 @@ void RegisterThen(EventLoopGroup* group, std::shared_ptr<gyre::Channel> channel,
 
 }  // namespace internal
 
-Future<std::shared_ptr<gyre::Channel>> Bootstrap::Connect(const SocketAddress& remote,
-                                                    const SocketAddress& local) const {
+Future<std::shared_ptr<gyre::Channel>> Bootstrap::NewRegisterThen(
+    std::function<ChannelFuture(gyre::Channel&)> op) const {
   if (group_ == nullptr) {
     return MakeFailedFuture<std::shared_ptr<gyre::Channel>>(
         nullptr, absl::FailedPreconditionError("bootstrap: Group(...) not set"));
@@ -50,22 +50,17 @@ Future<std::shared_ptr<gyre::Channel>> Bootstrap::Connect(const SocketAddress& r
   absl::StatusOr<std::shared_ptr<gyre::Channel>> channel = NewChannel();
   if (!channel.ok()) return MakeFailedFuture<std::shared_ptr<gyre::Channel>>(nullptr, channel.status());
   Promise<std::shared_ptr<gyre::Channel>> result;
-  internal::RegisterThen(
-      group_, *channel, [remote, local](gyre::Channel& ch) { return ch.Connect(remote, local); },
-      result);
+  internal::RegisterThen(group_, *channel, std::move(op), result);
   return result;
 }
 
+Future<std::shared_ptr<gyre::Channel>> Bootstrap::Connect(const SocketAddress& remote,
+                                                    const SocketAddress& local) const {
+  return NewRegisterThen([remote, local](gyre::Channel& ch) { return ch.Connect(remote, local); });
+}
+
 Future<std::shared_ptr<gyre::Channel>> Bootstrap::Bind(const SocketAddress& local) const {
-  if (group_ == nullptr) {
-    return MakeFailedFuture<std::shared_ptr<gyre::Channel>>(
-        nullptr, absl::FailedPreconditionError("bootstrap: Group(...) not set"));
-  }
-  absl::StatusOr<std::shared_ptr<gyre::Channel>> channel = NewChannel();
-  if (!channel.ok()) return MakeFailedFuture<std::shared_ptr<gyre::Channel>>(nullptr, channel.status());
-  Promise<std::shared_ptr<gyre::Channel>> result;
-  internal::RegisterThen(group_, *channel, [local](gyre::Channel& ch) { return ch.Bind(local); }, result);
-  return result;
+  return NewRegisterThen([local](gyre::Channel& ch) { return ch.Bind(local); });
 }
 
 namespace {

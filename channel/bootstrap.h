@@ -124,6 +124,10 @@ class Bootstrap : public AbstractBootstrap<Bootstrap> {
   Future<std::shared_ptr<gyre::Channel>> Bind(const SocketAddress& local) const;
 
  private:
+  // Creates a channel, registers it with the group, then runs `op` on it.
+  Future<std::shared_ptr<gyre::Channel>> NewRegisterThen(
+      std::function<ChannelFuture(gyre::Channel&)> op) const;
+
   EventLoopGroup* group_ = nullptr;
 };
 

@@ -101,11 +101,8 @@ absl::Status SingleThreadEventExecutor::Offer(absl::AnyInvocable<void()>& task, 
     }
   }
   if (ABSL_PREDICT_FALSE(state_.load(std::memory_order_acquire) == kNotStarted)) {
-    absl::Status started = EnsureStarted();
-    if (!started.ok()) {
-      rejected_.fetch_add(1, std::memory_order_relaxed);
-      return started;
-    }
+    absl::Status started = StartOrCountRejection();
+    if (!started.ok()) return started;
   }
   // acq_rel: the admission is ordered against the loop's fetch_or of kRejectBit (any
   // order of RMWs on one atomic is total; either we see the bit or the loop counts us).
@@ -149,6 +146,12 @@ absl::Status SingleThreadEventExecutor::Offer(absl::AnyInvocable<void()>& task, 
   queue_.Push(queue_.NewNode(std::move(task)));
   if (wake) WakeIfSleeping();
   return absl::OkStatus();
+}
+
+absl::Status SingleThreadEventExecutor::StartOrCountRejection() {
+  absl::Status started = EnsureStarted();
+  if (!started.ok()) rejected_.fetch_add(1, std::memory_order_relaxed);
+  return started;
 }
 
 absl::Status SingleThreadEventExecutor::EnsureStarted() {
@@ -748,11 +751,8 @@ absl::Status SingleThreadEventExecutor::ScheduleTask(internal::ScheduledTaskRef&
     return absl::OkStatus();
   }
   if (ABSL_PREDICT_FALSE(state_.load(std::memory_order_acquire) == kNotStarted)) {
-    absl::Status started = EnsureStarted();
-    if (!started.ok()) {
-      rejected_.fetch_add(1, std::memory_order_relaxed);
-      return started;
-    }
+    absl::Status started = StartOrCountRejection();
+    if (!started.ok()) return started;
   }
   task->set_host(this);
   internal::ScheduledTask* t = task.get();

@@ -261,6 +261,8 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // Admits and queues `task` (moved from only on success).
   absl::Status Offer(absl::AnyInvocable<void()>& task, bool wake, Admission admission);
   absl::Status EnsureStarted();
+  // EnsureStarted for an admission: a failure counts as a rejected task.
+  absl::Status StartOrCountRejection();
   void ThreadMain();
   void WakeIfSleeping();
   void Sleep(int64_t timeout_nanos) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);

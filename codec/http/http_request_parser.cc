@@ -81,24 +81,25 @@ int HttpRequestParser::ParseRequestLine(absl::string_view head, size_t begin, si
   const unsigned char* const base = reinterpret_cast<const unsigned char*>(head.data());
   const unsigned char* const line = base + begin;
   const unsigned char* const line_end = base + end;  // *line_end == '\r'
-  const unsigned char* p = line;
-  while (kToken[*p]) ++p;
-  if (p == line || *p != ' ') {
-    error_detail_ = p == line || *p == '\r' ? "malformed request line"
-                                            : "invalid character in method";
-    return 400;
-  }
-  const unsigned char* const method_end = p;
-  const unsigned char* const target = ++p;
-  while (kTargetByte[*p]) ++p;
-  if (p == target || *p != ' ') {
-    error_detail_ = p == target || *p == '\r' ? "malformed request line"
-                                              : "invalid character in request target";
-    return 400;
-  }
-  const unsigned char* const target_end = p;
-  const absl::string_view version(reinterpret_cast<const char*>(p + 1),
-                                  static_cast<size_t>(line_end - (p + 1)));
+  // One field of the line: bytes of class `allowed`, at least one, then a space.
+  auto field_end = [this](const unsigned char* from, const bool* allowed,
+                          const char* invalid) -> const unsigned char* {
+    const unsigned char* p = from;
+    while (allowed[*p]) ++p;
+    if (p == from || *p != ' ') {
+      error_detail_ = p == from || *p == '\r' ? "malformed request line" : invalid;
+      return nullptr;
+    }
+    return p;
+  };
+  const unsigned char* const method_end = field_end(line, kToken.data(), "invalid character in method");
+  if (method_end == nullptr) return 400;
+  const unsigned char* const target = method_end + 1;
+  const unsigned char* const target_end =
+      field_end(target, kTargetByte.data(), "invalid character in request target");
+  if (target_end == nullptr) return 400;
+  const absl::string_view version(reinterpret_cast<const char*>(target_end + 1),
+                                  static_cast<size_t>(line_end - (target_end + 1)));
   if (version == "HTTP/1.1") {
     request_.version_ = HttpVersion::kHttp11;
   } else {

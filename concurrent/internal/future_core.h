@@ -205,19 +205,7 @@ class FutureCoreBase {
   // waiter pauses kSpinsBeforeYield times, then yields between looks: a holder that was
   // preempted is not kept from its core by the threads waiting for it.
   uint32_t Lock() {
-    uint32_t s = state_.load(std::memory_order_relaxed);
-    for (int spins = 0;;) {
-      if (ABSL_PREDICT_TRUE((s & kLocked) == 0)) {
-        // Acquire: the critical section must see the previous holder's writes.
-        if (state_.compare_exchange_weak(s, s | kLocked, std::memory_order_acquire,
-                                         std::memory_order_relaxed)) {
-          return s | kLocked;
-        }
-      } else {
-        WaitForUnlock(spins);
-        s = state_.load(std::memory_order_relaxed);
-      }
-    }
+    return LockUnless([](uint32_t) { return false; });
   }
   // Releases the lock, publishing `s` (kLocked cleared) and every write made under it.
   void Unlock(uint32_t s) { state_.store(s & ~kLocked, std::memory_order_release); }
@@ -225,11 +213,20 @@ class FutureCoreBase {
   // Locks only if still completable by `target`; returns 0 when not (already done, or
   // cancel against an uncancellable future), else the locked state.
   uint32_t LockForCompletion(uint32_t target) {
+    return LockUnless([target](uint32_t s) {
+      const uint32_t k = s & kKindMask;
+      return IsDoneKind(k) || (target == kCancelled && k == kUncancellable);
+    });
+  }
+
+  // The lock loop: returns 0 as soon as `refuse(state)` holds, else the locked state.
+  template <typename Refuse>
+  uint32_t LockUnless(Refuse refuse) {
     uint32_t s = state_.load(std::memory_order_relaxed);
     for (int spins = 0;;) {
-      uint32_t k = s & kKindMask;
-      if (IsDoneKind(k) || (target == kCancelled && k == kUncancellable)) return 0;
+      if (refuse(s)) return 0;
       if (ABSL_PREDICT_TRUE((s & kLocked) == 0)) {
+        // Acquire: the critical section must see the previous holder's writes.
         if (state_.compare_exchange_weak(s, s | kLocked, std::memory_order_acquire,
                                          std::memory_order_relaxed)) {
           return s | kLocked;

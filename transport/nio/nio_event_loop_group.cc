@@ -10,11 +10,7 @@ namespace gyre {
 absl::StatusOr<std::unique_ptr<NioEventLoopGroup>> NioEventLoopGroup::Create(
     int n_threads, GroupOptions options) {
   std::unique_ptr<NioEventLoopGroup> group(new NioEventLoopGroup(std::move(options)));
-  absl::Status s = group->InitLoops(n_threads);
-  if (!s.ok()) {
-    group->nio_loops_.clear();
-    return s;
-  }
+  GYRE_RETURN_IF_ERROR(group->InitLoops(n_threads));
   return group;
 }
 
@@ -25,21 +21,28 @@ absl::StatusOr<std::unique_ptr<SingleThreadEventLoop>> NioEventLoopGroup::NewEve
   (void)index;
   GYRE_ASSIGN_OR_RETURN(std::unique_ptr<NioEventLoop> loop,
                         NioEventLoop::Create(this, std::move(options)));
-  nio_loops_.push_back(loop.get());
   return std::unique_ptr<SingleThreadEventLoop>(std::move(loop));
+}
+
+std::vector<NioEventLoop*> NioEventLoopGroup::loops() const {
+  std::vector<NioEventLoop*> loops;
+  loops.reserve(event_loops().size());
+  // NewEventLoop makes every loop of this group.
+  for (SingleThreadEventLoop* loop : event_loops()) loops.push_back(static_cast<NioEventLoop*>(loop));
+  return loops;
 }
 
 absl::Status NioEventLoopGroup::SetIoRatio(int ratio) {
   if (ratio < 1 || ratio > 100) {
     return absl::InvalidArgumentError(absl::StrCat("io ratio must be in 1..100, got ", ratio));
   }
-  for (NioEventLoop* loop : nio_loops_) GYRE_RETURN_IF_ERROR(loop->SetIoRatio(ratio));
+  for (NioEventLoop* loop : loops()) GYRE_RETURN_IF_ERROR(loop->SetIoRatio(ratio));
   return absl::OkStatus();
 }
 
 Future<void> NioEventLoopGroup::RebuildSelectors() {
   std::vector<Future<void>> all;
-  for (NioEventLoop* loop : nio_loops_) all.push_back(loop->RebuildSelector());
+  for (NioEventLoop* loop : loops()) all.push_back(loop->RebuildSelector());
   Promise<void> done(nullptr);
   auto left = std::make_shared<std::atomic<size_t>>(all.size());
   if (all.empty()) done.TrySuccess();

@@ -40,7 +40,7 @@ class NioEventLoopGroup final : public MultithreadEventLoopGroup {
   std::string_view GroupKind() const override { return "nio"; }
 
   // The loops, in creation order.
-  const std::vector<NioEventLoop*>& loops() const { return nio_loops_; }
+  std::vector<NioEventLoop*> loops() const;
 
  protected:
   absl::StatusOr<std::unique_ptr<SingleThreadEventLoop>> NewEventLoop(
@@ -48,8 +48,6 @@ class NioEventLoopGroup final : public MultithreadEventLoopGroup {
 
  private:
   explicit NioEventLoopGroup(GroupOptions options) : MultithreadEventLoopGroup(std::move(options)) {}
-
-  std::vector<NioEventLoop*> nio_loops_;  // written during creation only
 };
 
 }  // namespace gyre

@@ -64,21 +64,21 @@ absl::Status ApplySocketOption(int fd, const ChannelOptionSetting& s) {
   }
 }
 
-SocketAddress LocalAddress(int fd) {
+namespace {
+
+// The address getsockname / getpeername report for `fd`, or an empty one.
+SocketAddress AddressOf(int fd, int (*get)(int, sockaddr*, socklen_t*)) {
   sockaddr_storage ss{};
   socklen_t len = sizeof(ss);
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return SocketAddress();
+  if (get(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return SocketAddress();
   absl::StatusOr<SocketAddress> a = SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&ss), len);
   return a.ok() ? *a : SocketAddress();
 }
 
-SocketAddress PeerAddress(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof(ss);
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return SocketAddress();
-  absl::StatusOr<SocketAddress> a = SocketAddress::FromSockaddr(reinterpret_cast<sockaddr*>(&ss), len);
-  return a.ok() ? *a : SocketAddress();
-}
+}  // namespace
+
+SocketAddress LocalAddress(int fd) { return AddressOf(fd, &getsockname); }
+SocketAddress PeerAddress(int fd) { return AddressOf(fd, &getpeername); }
 
 }  // namespace internal_nio
 }  // namespace gyre
