@@ -4,7 +4,6 @@
 // so every hop runs inline; the figure per operation divided by the handler count is the
 // price of one hop.
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,12 +17,6 @@
 
 namespace gyre {
 namespace {
-
-// GYRE_BENCH_ITERATIONS=N fixes the iteration count (for instruction counts under
-// callgrind: run twice with different N and take the difference).
-void FixedIterations(benchmark::internal::Benchmark* b) {
-  if (const char* n = std::getenv("GYRE_BENCH_ITERATIONS")) b->Iterations(std::atoll(n));
-}
 
 // Every method passes the event on (the ChannelHandler defaults).
 class PassThrough final : public ChannelDuplexHandler {};
@@ -52,7 +45,7 @@ void BM_PipelineRead(benchmark::State& state) {
   state.counters["hops"] = static_cast<double>(state.range(0) + 1);
   ch->Finish();
 }
-BENCHMARK(BM_PipelineRead)->Arg(1)->Arg(8)->Apply(FixedIterations);
+BENCHMARK(BM_PipelineRead)->Arg(1)->Arg(8)->Apply(bench::FixedIterations);
 
 void BM_PipelineFlush(benchmark::State& state) {
   auto ch = ChannelWith(state.range(0));
@@ -62,7 +55,7 @@ void BM_PipelineFlush(benchmark::State& state) {
   state.counters["hops"] = static_cast<double>(state.range(0) + 1);
   ch->Finish();
 }
-BENCHMARK(BM_PipelineFlush)->Arg(1)->Arg(8)->Apply(FixedIterations);
+BENCHMARK(BM_PipelineFlush)->Arg(1)->Arg(8)->Apply(bench::FixedIterations);
 
 }  // namespace
 }  // namespace gyre

@@ -63,7 +63,7 @@ void BM_PromiseCreateListenComplete(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
   allocs.Report(state);
 }
-BENCHMARK(BM_PromiseCreateListenComplete);
+BENCHMARK(BM_PromiseCreateListenComplete)->Apply(bench::FixedIterations);
 
 void BM_PromiseCreateComplete(benchmark::State& state) {
   CallerThreadExecutor executor;
@@ -76,7 +76,7 @@ void BM_PromiseCreateComplete(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
   allocs.Report(state);
 }
-BENCHMARK(BM_PromiseCreateComplete);
+BENCHMARK(BM_PromiseCreateComplete)->Apply(bench::FixedIterations);
 
 // Arg 1: the default Await (spins up to 20 us before sleeping); arg 0: sleeps at once,
 // so every wakeup goes through the kernel.

@@ -39,6 +39,13 @@ inline int64_t SizeArg(int64_t n) {
   return n / 1000 > 0 ? n / 1000 : 1;
 }
 
+// GYRE_BENCH_ITERATIONS=N fixes a benchmark's iteration count, for instruction counts
+// under callgrind: run twice with different N and divide the difference.
+//   BENCHMARK(BM_Read)->Apply(gyre::bench::FixedIterations);
+inline void FixedIterations(benchmark::internal::Benchmark* b) {
+  if (const char* n = std::getenv("GYRE_BENCH_ITERATIONS")) b->Iterations(std::atoll(n));
+}
+
 // Calls of the global operator new (all forms) since the process started, all threads.
 uint64_t TotalAllocations();
 
