@@ -101,8 +101,9 @@ ChannelPipeline::ChannelPipeline(Channel* channel) : channel_(channel) {
 }
 
 ChannelPipeline::~ChannelPipeline() {
-  // Nothing else refers to the pipeline any more: every task that could (a queued event,
-  // a grace period) keeps the channel, and so the pipeline, alive.
+  // Nothing else refers to the pipeline any more: a queued event keeps the channel (and
+  // so the pipeline) alive, and a grace period's task holds it weakly and does nothing
+  // once it is gone.
   absl::flat_hash_set<ChannelHandlerContext*> contexts;
   {
     internal::MutexLock lock(&mu_);
@@ -128,6 +129,14 @@ ChannelHandlerContext* ChannelPipeline::FindLocked(absl::string_view name) const
   for (ChannelHandlerContext* c = head_->next_.load(std::memory_order_relaxed); c != tail_;
        c = c->next_.load(std::memory_order_relaxed)) {
     if (c->name_ == name) return c;
+  }
+  return nullptr;
+}
+
+ChannelHandlerContext* ChannelPipeline::FindLocked(const ChannelHandler* handler) const {
+  for (ChannelHandlerContext* c = head_->next_.load(std::memory_order_relaxed); c != tail_;
+       c = c->next_.load(std::memory_order_relaxed)) {
+    if (c->handler() == handler) return c;
   }
   return nullptr;
 }
@@ -364,16 +373,10 @@ absl::StatusOr<std::shared_ptr<ChannelHandler>> ChannelPipeline::Remove(absl::st
 }
 
 absl::Status ChannelPipeline::Remove(ChannelHandler* handler) {
-  ChannelHandlerContext* ctx = nullptr;
+  ChannelHandlerContext* ctx;
   {
     internal::MutexLock lock(&mu_);
-    for (ChannelHandlerContext* c = head_->next_.load(std::memory_order_relaxed); c != tail_;
-         c = c->next_.load(std::memory_order_relaxed)) {
-      if (c->handler() == handler) {
-        ctx = c;
-        break;
-      }
-    }
+    ctx = FindLocked(handler);
     if (ctx == nullptr) return absl::NotFoundError("handler not in this pipeline");
     RemoveLocked(ctx);
   }
@@ -440,11 +443,7 @@ ChannelHandlerContext* ChannelPipeline::Context(absl::string_view name) const {
 
 ChannelHandlerContext* ChannelPipeline::Context(const ChannelHandler* handler) const {
   internal::MutexLock lock(&mu_);
-  for (ChannelHandlerContext* c = head_->next_.load(std::memory_order_relaxed); c != tail_;
-       c = c->next_.load(std::memory_order_relaxed)) {
-    if (c->handler() == handler) return c;
-  }
-  return nullptr;
+  return FindLocked(handler);
 }
 
 std::vector<std::string> ChannelPipeline::Names() const {

@@ -157,6 +157,8 @@ class ChannelPipeline {
                    absl::string_view name, std::shared_ptr<ChannelHandler> handler);
   ChannelHandlerContext* FindLocked(absl::string_view name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ChannelHandlerContext* FindLocked(const ChannelHandler* handler) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string GenerateNameLocked(const ChannelHandler& handler) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   EventExecutor* ChildExecutorLocked(EventExecutorGroup* group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LinkAfterLocked(ChannelHandlerContext* prev, ChannelHandlerContext* ctx)
