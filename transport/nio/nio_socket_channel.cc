@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gyre/channel/channel_events.h"
 #include "gyre/concurrent/internal/log.h"
-#include "gyre/transport/nio/socket_util.h"
+#include "gyre/transport/internal/socket_util.h"
 
 namespace gyre {
 namespace {
@@ -48,7 +48,7 @@ NioSocketChannel::~NioSocketChannel() = default;
 
 absl::Status NioSocketChannel::EnsureSocket(int family) {
   if (fd() >= 0) return absl::OkStatus();
-  absl::StatusOr<int> sock = internal_nio::OpenTcpSocket(family);
+  absl::StatusOr<int> sock = internal_transport::OpenTcpSocket(family);
   if (!sock.ok()) return sock.status();
   return AdoptFd(*sock);
 }
@@ -80,7 +80,7 @@ void NioSocketChannel::NioUnsafe::Bind(const SocketAddress& local, ChannelPromis
         }
         absl::Status s = ch->EnsureSocket(local.family());
         if (s.ok() && ::bind(ch->fd(), local.sockaddr_ptr(), local.sockaddr_len()) != 0) {
-          s = internal_nio::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
+          s = internal_transport::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
         }
         if (!s.ok()) {
           promise.TryFailure(s);
@@ -121,7 +121,7 @@ void NioSocketChannel::NioUnsafe::Connect(const SocketAddress& remote, const Soc
         absl::Status s = ch->EnsureSocket(remote.family());
         if (s.ok() && !local.empty() &&
             ::bind(ch->fd(), local.sockaddr_ptr(), local.sockaddr_len()) != 0) {
-          s = internal_nio::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
+          s = internal_transport::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
         }
         if (!s.ok()) {
           promise.TryFailure(s);
@@ -137,7 +137,7 @@ void NioSocketChannel::NioUnsafe::Connect(const SocketAddress& remote, const Soc
         }
         if (errno != EINPROGRESS) {
           absl::Status cause =
-              internal_nio::ErrnoStatus(errno, absl::StrCat("connect ", remote.ToString()));
+              internal_transport::ErrnoStatus(errno, absl::StrCat("connect ", remote.ToString()));
           promise.TryFailure(cause);
           ch->DoClose(cause);
           return;
@@ -167,7 +167,7 @@ void NioSocketChannel::FinishConnect() {
   socklen_t len = sizeof(err);
   if (getsockopt(fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
   if (err != 0) {
-    FailConnect(internal_nio::ErrnoStatus(err, "connect"));
+    FailConnect(internal_transport::ErrnoStatus(err, "connect"));
     return;
   }
   ChannelPromise promise = std::move(*connect_promise_);
@@ -243,7 +243,7 @@ void NioSocketChannel::DrainEvent(uint32_t events) {
   int err = 0;
   socklen_t len = sizeof(err);
   if (getsockopt(fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-  DoClose(err != 0 ? internal_nio::ErrnoStatus(err, "socket")
+  DoClose(err != 0 ? internal_transport::ErrnoStatus(err, "socket")
                    : absl::UnavailableError("connection hung up while draining writes"));
 }
 
@@ -261,7 +261,7 @@ void NioSocketChannel::DiscardInbound() {
       RemoveInterest(kReadInterest);  // the peer's FIN: it sends nothing more
       return;
     }
-    DoClose(internal_nio::ErrnoStatus(errno, "recv"));
+    DoClose(internal_transport::ErrnoStatus(errno, "recv"));
     return;
   }
 }
@@ -296,7 +296,7 @@ void NioSocketChannel::ReadReady() {
     char probe;
     ssize_t n = ::recv(fd(), &probe, 1, MSG_PEEK);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-    DoClose(n < 0 ? internal_nio::ErrnoStatus(errno, "recv") : absl::OkStatus());
+    DoClose(n < 0 ? internal_transport::ErrnoStatus(errno, "recv") : absl::OkStatus());
     return;
   }
   recv_handle_.Reset(config().max_messages_per_read());
@@ -324,7 +324,7 @@ void NioSocketChannel::ReadReady() {
     if (n == 0) {
       eof = true;
     } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      error = internal_nio::ErrnoStatus(errno, "recv");
+      error = internal_transport::ErrnoStatus(errno, "recv");
     }
     break;
   } while (recv_handle_.ContinueReading() && IsOpen());
@@ -384,7 +384,7 @@ void NioSocketChannel::DoShutdownOutput(ChannelPromise promise) {
     return;
   }
   if (::shutdown(fd(), SHUT_WR) != 0) {
-    promise.TryFailure(internal_nio::ErrnoStatus(errno, "shutdown(SHUT_WR)"));
+    promise.TryFailure(internal_transport::ErrnoStatus(errno, "shutdown(SHUT_WR)"));
     return;
   }
   // Relaxed: see IsOutputShutdown().
@@ -520,7 +520,7 @@ void NioSocketChannel::DoWrite() {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) break;
         in_write_ = false;
-        DoClose(internal_nio::ErrnoStatus(errno, "sendmsg"));
+        DoClose(internal_transport::ErrnoStatus(errno, "sendmsg"));
         return;
       }
     }

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gyre/concurrent/internal/log.h"
-#include "gyre/transport/nio/socket_util.h"
+#include "gyre/transport/internal/socket_util.h"
 
 namespace gyre {
 
@@ -48,7 +48,7 @@ void OioServerSocketChannel::ServerUnsafe::Bind(const SocketAddress& local,
           return;
         }
         if (ch->fd() < 0) {
-          absl::StatusOr<int> sock = internal_nio::OpenTcpSocket(local.family());
+          absl::StatusOr<int> sock = internal_transport::OpenTcpSocket(local.family());
           if (!sock.ok()) {
             promise.TryFailure(sock.status());
             return;
@@ -66,9 +66,9 @@ void OioServerSocketChannel::ServerUnsafe::Bind(const SocketAddress& local,
         int backlog = ch->config().Get(ChannelOption::kSoBacklog).value_or(kDefaultBacklog);
         absl::Status s;
         if (::bind(ch->fd(), local.sockaddr_ptr(), local.sockaddr_len()) != 0) {
-          s = internal_nio::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
+          s = internal_transport::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
         } else if (::listen(ch->fd(), backlog) != 0) {
-          s = internal_nio::ErrnoStatus(errno, absl::StrCat("listen ", local.ToString()));
+          s = internal_transport::ErrnoStatus(errno, absl::StrCat("listen ", local.ToString()));
         }
         if (!s.ok()) {
           promise.TryFailure(s);
@@ -137,13 +137,13 @@ void OioServerSocketChannel::AcceptReady() {
     if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
       BackOff();
       pipeline().FireExceptionCaught(absl::ResourceExhaustedError(
-          absl::StrCat(internal_nio::ErrnoStatus(err, "accept").message(),
+          absl::StrCat(internal_transport::ErrnoStatus(err, "accept").message(),
                        "; accepting again in ", absl::FormatDuration(kAcceptBackoff))));
       // The head's next read request still counts once the back-off ends.
       pipeline().FireChannelReadComplete();
       return;
     }
-    pipeline().FireExceptionCaught(internal_nio::ErrnoStatus(err, "accept"));
+    pipeline().FireExceptionCaught(internal_transport::ErrnoStatus(err, "accept"));
     break;
   }
   if (!IsOpen()) return;

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gyre/channel/byte_buf_allocator.h"
 #include "gyre/concurrent/internal/log.h"
-#include "gyre/transport/nio/socket_util.h"
+#include "gyre/transport/internal/socket_util.h"
 
 namespace gyre {
 namespace {
@@ -46,7 +46,7 @@ OioSocketChannel::~OioSocketChannel() = default;
 
 absl::Status OioSocketChannel::EnsureSocket(int family) {
   if (fd() >= 0) return absl::OkStatus();
-  absl::StatusOr<int> sock = internal_nio::OpenTcpSocket(family);
+  absl::StatusOr<int> sock = internal_transport::OpenTcpSocket(family);
   if (!sock.ok()) return sock.status();
   return AdoptFd(*sock);
 }
@@ -98,7 +98,7 @@ void OioSocketChannel::DrainEvent(short revents) {
   int err = 0;
   socklen_t len = sizeof(err);
   if (getsockopt(fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-  DoClose(err != 0 ? internal_nio::ErrnoStatus(err, "socket")
+  DoClose(err != 0 ? internal_transport::ErrnoStatus(err, "socket")
                    : absl::UnavailableError("connection hung up while draining writes"));
 }
 
@@ -115,7 +115,7 @@ void OioSocketChannel::DiscardInbound() {
       drain_input_done_ = true;  // the peer's FIN: it sends nothing more
       return;
     }
-    DoClose(internal_nio::ErrnoStatus(errno, "recv"));
+    DoClose(internal_transport::ErrnoStatus(errno, "recv"));
     return;
   }
 }
@@ -144,7 +144,7 @@ void OioSocketChannel::OioUnsafe::Bind(const SocketAddress& local, ChannelPromis
         }
         absl::Status s = ch->EnsureSocket(local.family());
         if (s.ok() && ::bind(ch->fd(), local.sockaddr_ptr(), local.sockaddr_len()) != 0) {
-          s = internal_nio::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
+          s = internal_transport::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
         }
         if (!s.ok()) {
           promise.TryFailure(s);
@@ -185,7 +185,7 @@ void OioSocketChannel::OioUnsafe::Connect(const SocketAddress& remote, const Soc
         absl::Status s = ch->EnsureSocket(remote.family());
         if (s.ok() && !local.empty() &&
             ::bind(ch->fd(), local.sockaddr_ptr(), local.sockaddr_len()) != 0) {
-          s = internal_nio::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
+          s = internal_transport::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
         }
         if (!s.ok()) {
           promise.TryFailure(s);
@@ -202,7 +202,7 @@ void OioSocketChannel::OioUnsafe::Connect(const SocketAddress& remote, const Soc
         }
         if (errno != EINPROGRESS) {
           absl::Status cause =
-              internal_nio::ErrnoStatus(errno, absl::StrCat("connect ", remote.ToString()));
+              internal_transport::ErrnoStatus(errno, absl::StrCat("connect ", remote.ToString()));
           promise.TryFailure(cause);
           ch->DoClose(cause);
           return;
@@ -231,7 +231,7 @@ void OioSocketChannel::FinishConnect() {
   socklen_t len = sizeof(err);
   if (getsockopt(fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
   if (err != 0) {
-    FailConnect(internal_nio::ErrnoStatus(err, "connect"));
+    FailConnect(internal_transport::ErrnoStatus(err, "connect"));
     return;
   }
   ChannelPromise promise = std::move(*connect_promise_);
@@ -293,7 +293,7 @@ void OioSocketChannel::ReadReady() {
       break;
     }
     if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) error = internal_nio::ErrnoStatus(errno, "recv");
+    if (errno != EAGAIN && errno != EWOULDBLOCK) error = internal_transport::ErrnoStatus(errno, "recv");
     break;
   }
   if (!IsOpen()) return;
@@ -386,7 +386,7 @@ void OioSocketChannel::DoWrite() {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) break;  // poll waits for room
         in_write_ = false;
-        DoClose(internal_nio::ErrnoStatus(errno, "writev"));
+        DoClose(internal_transport::ErrnoStatus(errno, "writev"));
         return;
       }
     }

@@ -1,10 +1,10 @@
-// Small helpers over the BSD socket calls used by the nio transport.
+// Small helpers over the BSD socket calls the transports share.
 //
-//   absl::StatusOr<int> fd = internal_nio::OpenTcpSocket(AF_INET);
+//   absl::StatusOr<int> fd = internal_transport::OpenTcpSocket(AF_INET);
 //
 // Thread safety: stateless functions; thread-safe.
-#ifndef GYRE_TRANSPORT_NIO_SOCKET_UTIL_H_
-#define GYRE_TRANSPORT_NIO_SOCKET_UTIL_H_
+#ifndef GYRE_TRANSPORT_INTERNAL_SOCKET_UTIL_H_
+#define GYRE_TRANSPORT_INTERNAL_SOCKET_UTIL_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -13,7 +13,7 @@
 #include "gyre/channel/socket_address.h"
 
 namespace gyre {
-namespace internal_nio {
+namespace internal_transport {
 
 // A status for `err` (an errno value) with `what` and strerror in the message; the code
 // follows absl::ErrnoToStatusCode (ECONNREFUSED: Unavailable, EADDRINUSE:
@@ -31,7 +31,7 @@ absl::Status ApplySocketOption(int fd, const ChannelOptionSetting& setting);
 SocketAddress LocalAddress(int fd);
 SocketAddress PeerAddress(int fd);
 
-}  // namespace internal_nio
+}  // namespace internal_transport
 }  // namespace gyre
 
-#endif  // GYRE_TRANSPORT_NIO_SOCKET_UTIL_H_
+#endif  // GYRE_TRANSPORT_INTERNAL_SOCKET_UTIL_H_

@@ -1,4 +1,4 @@
-#include "gyre/transport/nio/socket_util.h"
+#include "gyre/transport/internal/socket_util.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 
 namespace gyre {
-namespace internal_nio {
+namespace internal_transport {
 
 absl::Status ErrnoStatus(int err, absl::string_view what) {
   return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
@@ -80,5 +80,5 @@ SocketAddress AddressOf(int fd, int (*get)(int, sockaddr*, socklen_t*)) {
 SocketAddress LocalAddress(int fd) { return AddressOf(fd, &getsockname); }
 SocketAddress PeerAddress(int fd) { return AddressOf(fd, &getpeername); }
 
-}  // namespace internal_nio
+}  // namespace internal_transport
 }  // namespace gyre
