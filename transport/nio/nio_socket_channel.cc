@@ -18,8 +18,6 @@ namespace gyre {
 namespace {
 
 constexpr uint32_t kReadInterest = EPOLLIN | EPOLLRDHUP;
-constexpr int kMaxIov = 64;
-constexpr int kWriteSpins = 16;
 // recv calls per readiness that drop a draining channel's inbound bytes.
 constexpr int kDiscardReadsPerEvent = 16;
 
@@ -66,7 +64,7 @@ void NioSocketChannel::MarkConnected() {
 void NioSocketChannel::BecomeActive() {
   pipeline().FireChannelActive();
   // Writes flushed while connecting go now.
-  if (IsOpen() && !flushed_.empty()) DoWrite();
+  if (IsOpen() && outbound_.HasFlushed()) DoWrite();
 }
 
 void NioSocketChannel::NioUnsafe::Bind(const SocketAddress& local, ChannelPromise promise) {
@@ -176,7 +174,7 @@ void NioSocketChannel::FinishConnect() {
     connect_timeout_->Cancel();
     connect_timeout_.reset();
   }
-  if (flushed_.empty()) RemoveInterest(EPOLLOUT);
+  if (!outbound_.HasFlushed()) RemoveInterest(EPOLLOUT);
   // Active, with its addresses known, before the connect future's listeners run.
   MarkConnected();
   promise.TrySuccess();
@@ -219,7 +217,7 @@ bool NioSocketChannel::BeginShutdownDrain() {
   if (draining_) return true;
   if (!IsActive() || connect_promise_.has_value() ||
       output_shutdown_.load(std::memory_order_relaxed) ||
-      (flushed_.empty() && unflushed_.empty())) {
+      outbound_.empty()) {
     DoClose(absl::OkStatus());
     return false;
   }
@@ -390,26 +388,13 @@ void NioSocketChannel::DoShutdownOutput(ChannelPromise promise) {
   // Relaxed: see IsOutputShutdown().
   output_shutdown_.store(true, std::memory_order_relaxed);
   RemoveInterest(EPOLLOUT);
-  FailPendingWrites(OutputShutdownError());
+  outbound_.FailAll(OutputShutdownError());
   promise.TrySuccess();
   if (!IsOpen()) return;
   pipeline().FireUserEventTriggered(Message(ChannelOutputShutdownEvent{}));
   if (IsOpen() && (draining_ || input_shutdown_.load(std::memory_order_relaxed))) {
     DoClose(absl::OkStatus());
   }
-}
-
-void NioSocketChannel::FailPendingWrites(const absl::Status& failure) {
-  std::deque<Pending> doomed;
-  for (auto& p : flushed_) doomed.push_back(std::move(p));
-  for (auto& p : unflushed_) doomed.push_back(std::move(p));
-  flushed_.clear();
-  unflushed_.clear();
-  // Relaxed: as in AddPending. No writability change fires for dropped writes.
-  pending_bytes_.store(0, std::memory_order_relaxed);
-  // Buffers first: whoever sees a write fail may count on its buffer being released.
-  for (Pending& p : doomed) p.buf.Reset();
-  for (Pending& p : doomed) p.promise.TryFailure(failure);
 }
 
 void NioSocketChannel::NioUnsafe::Write(Message msg, ChannelPromise promise) {
@@ -438,25 +423,7 @@ void NioSocketChannel::WriteOnLoop(Message msg, ChannelPromise promise) {
     promise.TryFailure(OutputShutdownError());
     return;
   }
-  ByteBuf buf;
-  if (ByteBuf* b = msg.Get<ByteBuf>()) {
-    buf = std::move(*b);
-  } else if (const std::string* s = msg.Get<std::string>()) {
-    absl::StatusOr<ByteBuf> copied = PooledByteBufAllocator::Default()->CopiedBuffer(*s);
-    if (!copied.ok()) {
-      promise.TryFailure(copied.status());
-      return;
-    }
-    buf = *std::move(copied);
-  } else {
-    promise.TryFailure(absl::InvalidArgumentError(
-        absl::StrCat("NioSocketChannel cannot write a ", msg.type_name())));
-    return;
-  }
-  msg.Reset();
-  int64_t size = static_cast<int64_t>(buf.ReadableBytes());
-  unflushed_.push_back(Pending{std::move(buf), std::move(promise)});
-  AddPending(size);
+  outbound_.Add(std::move(msg), std::move(promise));
   // Draining: nothing may be left unflushed when the buffer empties.
   if (draining_) FlushOnLoop();
 }
@@ -479,14 +446,7 @@ void NioSocketChannel::NioUnsafe::Flush() {
 
 void NioSocketChannel::FlushOnLoop() {
   if (!IsOpen()) return;
-  if (flushed_.empty()) {
-    flushed_.swap(unflushed_);
-  } else {
-    while (!unflushed_.empty()) {
-      flushed_.push_back(std::move(unflushed_.front()));
-      unflushed_.pop_front();
-    }
-  }
+  outbound_.AddFlush();
   // Not yet connected, or waiting for EPOLLOUT: the data goes when writable.
   if (!IsActive() || (interest() & EPOLLOUT) != 0) return;
   DoWrite();
@@ -495,81 +455,19 @@ void NioSocketChannel::FlushOnLoop() {
 void NioSocketChannel::WriteReady() { DoWrite(); }
 
 void NioSocketChannel::DoWrite() {
-  // A write listener or a writability handler may flush again from inside this call:
-  // the outer call then picks up what was added; only it touches the socket.
-  if (in_write_) return;
-  in_write_ = true;
-  // Reused across calls (only the outermost DoWrite runs, see in_write_).
-  std::vector<ChannelPromise>& done = done_scratch_;
-  for (int spin = 0; spin < kWriteSpins && !flushed_.empty() && IsOpen(); ++spin) {
-    iovec iov[kMaxIov];
-    int count = 0;
-    for (auto it = flushed_.begin(); it != flushed_.end() && count < kMaxIov; ++it) {
-      count += static_cast<int>(it->buf.ReadableIovecs(
-          absl::MakeSpan(iov + count, static_cast<size_t>(kMaxIov - count))));
-    }
-    ssize_t n = 0;
-    if (count > 0) {
-      // sendmsg, not writev: MSG_NOSIGNAL turns a write to a reset peer into EPIPE
-      // instead of a process-killing SIGPIPE.
-      msghdr msg{};
-      msg.msg_iov = iov;
-      msg.msg_iovlen = static_cast<size_t>(count);
-      n = ::sendmsg(fd(), &msg, MSG_NOSIGNAL);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-        in_write_ = false;
-        DoClose(internal_transport::ErrnoStatus(errno, "sendmsg"));
-        return;
-      }
-    }
-    // Retire what the kernel took (and empty buffers) before any user code runs.
-    size_t left = static_cast<size_t>(n);
-    int64_t retired = 0;
-    while (!flushed_.empty()) {
-      Pending& p = flushed_.front();
-      size_t readable = p.buf.ReadableBytes();
-      if (readable > left) {
-        if (left > 0) (void)p.buf.Skip(left);
-        retired += static_cast<int64_t>(left);
-        break;
-      }
-      left -= readable;
-      retired += static_cast<int64_t>(readable);
-      done.push_back(std::move(p.promise));
-      flushed_.pop_front();
-    }
-    // User code from here on (listeners, writability handlers) may write or close.
-    if (retired > 0) AddPending(-retired);
-    for (ChannelPromise& promise : done) promise.TrySuccess();
-    done.clear();
+  absl::Status written = outbound_.WriteTo(fd());
+  if (!written.ok()) {
+    DoClose(written);
+    return;
   }
-  in_write_ = false;
   if (!IsOpen()) return;
-  if (flushed_.empty()) {
+  if (!outbound_.HasFlushed()) {
     RemoveInterest(EPOLLOUT);
     // A graceful shutdown's drain is done once every queued write was handed over.
-    if (draining_ && unflushed_.empty()) DoClose(absl::OkStatus());
+    if (draining_ && outbound_.empty()) DoClose(absl::OkStatus());
   } else {
     AddInterest(EPOLLOUT);
   }
-}
-
-void NioSocketChannel::AddPending(int64_t delta) {
-  // Relaxed: the loop is the only writer; readers want a snapshot.
-  int64_t now = pending_bytes_.load(std::memory_order_relaxed) + delta;
-  pending_bytes_.store(now, std::memory_order_relaxed);
-  if (delta > 0 && now > config().high_water_mark() && IsWritable()) {
-    SetWritable(false);
-  } else if (delta < 0 && now < config().low_water_mark() && !IsWritable()) {
-    SetWritable(true);
-  }
-}
-
-void NioSocketChannel::SetWritable(bool writable) {
-  writable_.store(writable, std::memory_order_relaxed);
-  pipeline().FireChannelWritabilityChanged();
 }
 
 void NioSocketChannel::NioUnsafe::Close(ChannelPromise promise) {
@@ -596,18 +494,9 @@ void NioSocketChannel::DoClose(absl::Status cause) {
     connect_promise_.reset();
     p.TryFailure(cause.ok() ? ClosedError() : cause);
   }
-  std::deque<Pending> doomed;
-  for (auto& p : flushed_) doomed.push_back(std::move(p));
-  for (auto& p : unflushed_) doomed.push_back(std::move(p));
-  flushed_.clear();
-  unflushed_.clear();
   CloseCommon();
-  absl::Status failure = cause.ok() ? ClosedError() : cause;
-  // Relaxed: as in AddPending. A closed channel fires no writability change.
-  pending_bytes_.store(0, std::memory_order_relaxed);
-  // Buffers first: whoever sees a write fail may count on its buffer being released.
-  for (Pending& p : doomed) p.buf.Reset();
-  for (Pending& p : doomed) p.promise.TryFailure(failure);
+  // Writes still queued fail (a closed channel fires no writability change).
+  outbound_.FailAll(cause.ok() ? ClosedError() : cause);
 }
 
 }  // namespace gyre

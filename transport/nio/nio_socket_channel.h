@@ -63,6 +63,7 @@
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/byte_buf_allocator.h"
 #include "gyre/concurrent/scheduled_future.h"
+#include "gyre/transport/channel_outbound_buffer.h"
 #include "gyre/transport/nio/abstract_nio_channel.h"
 
 namespace gyre {
@@ -75,12 +76,12 @@ class NioSocketChannel final : public AbstractNioChannel {
   static std::shared_ptr<NioSocketChannel> CreateAccepted(Channel* parent, int fd);
   ~NioSocketChannel() override;
 
-  bool IsWritable() const override {
-    // Relaxed: a hint for producers; the loop is the only writer.
-    return writable_.load(std::memory_order_relaxed);
+  // Any thread (relaxed snapshots of loop-maintained state).
+  bool IsWritable() const override { return ABSL_TS_UNCHECKED_READ(outbound_).IsWritable(); }
+  // Bytes written and not yet handed to the kernel.
+  int64_t PendingOutboundBytes() const {
+    return ABSL_TS_UNCHECKED_READ(outbound_).pending_bytes();
   }
-  // Bytes written and not yet handed to the kernel (loop-maintained; relaxed snapshot).
-  int64_t PendingOutboundBytes() const { return pending_bytes_.load(std::memory_order_relaxed); }
 
   // Shuts down the output (a TCP FIN to the peer); see the header comment. Fails with
   // FailedPrecondition when the channel is closed or not connected. Any thread.
@@ -113,11 +114,6 @@ class NioSocketChannel final : public AbstractNioChannel {
     NioSocketChannel* const ch_;
   };
 
-  struct Pending {
-    ByteBuf buf;
-    ChannelPromise promise;
-  };
-
   NioSocketChannel(Channel* parent, int fd);
 
   void OnIoEvent(uint32_t events) override;
@@ -136,30 +132,22 @@ class NioSocketChannel final : public AbstractNioChannel {
   void BeginReadOnLoop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void DoWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void DoClose(absl::Status cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void AddPending(int64_t delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void SetWritable(bool writable) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void MarkConnected() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void BecomeActive() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void DoShutdownOutput(ChannelPromise promise) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void InputShutdown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void FailPendingWrites(const absl::Status& failure) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   NioUnsafe unsafe_{this};
-  // Relaxed: see IsWritable() / PendingOutboundBytes().
-  std::atomic<bool> writable_{true};
-  std::atomic<int64_t> pending_bytes_{0};
   std::atomic<bool> input_shutdown_{false};
   std::atomic<bool> output_shutdown_{false};
 
   // Loop-confined (guarded by the channel's loop affinity).
-  std::deque<Pending> unflushed_ ABSL_GUARDED_BY(loop_affinity_);
-  std::deque<Pending> flushed_ ABSL_GUARDED_BY(loop_affinity_);
-  std::vector<ChannelPromise> done_scratch_ ABSL_GUARDED_BY(loop_affinity_);  // DoWrite's completed promises
+  // Its IsWritable() and pending_bytes() are thread-safe (read unchecked above).
+  ChannelOutboundBuffer outbound_ ABSL_GUARDED_BY(loop_affinity_){this, "NioSocketChannel"};
   std::optional<ChannelPromise> connect_promise_ ABSL_GUARDED_BY(loop_affinity_);
   std::optional<ScheduledFuture<void>> connect_timeout_ ABSL_GUARDED_BY(loop_affinity_);
   bool read_requested_ ABSL_GUARDED_BY(loop_affinity_) = false;
-  bool in_write_ ABSL_GUARDED_BY(loop_affinity_) = false;
-  // Set by BeginShutdownDrain: closes once flushed_ and unflushed_ are empty.
+  // Set by BeginShutdownDrain: closes once outbound_ is empty.
   bool draining_ ABSL_GUARDED_BY(loop_affinity_) = false;
   AdaptiveRecvByteBufAllocator::Handle recv_handle_ ABSL_GUARDED_BY(loop_affinity_);
 };

@@ -19,8 +19,6 @@ namespace gyre {
 namespace {
 
 constexpr size_t kReadChunk = 64 * 1024;
-constexpr int kMaxIov = 64;
-constexpr int kWriteSpins = 16;
 // recv calls per wake-up that drop a draining channel's inbound bytes.
 constexpr int kDiscardReadsPerEvent = 16;
 
@@ -58,7 +56,7 @@ short OioSocketChannel::PollEvents() const {
   if (!IsActive()) return 0;
   short events = 0;
   if (read_requested_ || (draining_ && !drain_input_done_)) events |= POLLIN;
-  if (!flushed_.empty()) events |= POLLOUT;
+  if (outbound_.HasFlushed()) events |= POLLOUT;
   return events;
 }
 
@@ -81,7 +79,7 @@ void OioSocketChannel::OnPollEvent(short revents) {
 bool OioSocketChannel::BeginShutdownDrain() {
   loop_affinity_.AssertOnLoop();  // called by the loop
   if (!IsOpen() || !IsActive() || connect_promise_.has_value() ||
-      (flushed_.empty() && unflushed_.empty())) {
+      outbound_.empty()) {
     return false;  // the loop closes it
   }
   draining_ = true;
@@ -130,7 +128,7 @@ void OioSocketChannel::BecomeActive() {
   CacheAddresses();
   pipeline().FireChannelActive();
   // Writes flushed while connecting go now.
-  if (IsOpen() && !flushed_.empty()) DoWrite();
+  if (IsOpen() && outbound_.HasFlushed()) DoWrite();
 }
 
 void OioSocketChannel::OioUnsafe::Bind(const SocketAddress& local, ChannelPromise promise) {
@@ -317,25 +315,7 @@ void OioSocketChannel::OioUnsafe::Write(Message msg, ChannelPromise promise) {
           promise.TryFailure(ClosedError());
           return;
         }
-        ByteBuf buf;
-        if (ByteBuf* b = shared->Get<ByteBuf>()) {
-          buf = std::move(*b);
-        } else if (const std::string* s = shared->Get<std::string>()) {
-          absl::StatusOr<ByteBuf> copied = PooledByteBufAllocator::Default()->CopiedBuffer(*s);
-          if (!copied.ok()) {
-            promise.TryFailure(copied.status());
-            return;
-          }
-          buf = *std::move(copied);
-        } else {
-          promise.TryFailure(absl::InvalidArgumentError(
-              absl::StrCat("OioSocketChannel cannot write a ", shared->type_name())));
-          return;
-        }
-        shared->Reset();
-        int64_t size = static_cast<int64_t>(buf.ReadableBytes());
-        ch->unflushed_.push_back(Pending{std::move(buf), std::move(promise)});
-        ch->AddPending(size);
+        ch->outbound_.Add(std::move(*shared), std::move(promise));
         // Draining: nothing may be left unflushed when the buffer empties.
         if (ch->draining_) ch->FlushOnLoop();
       },
@@ -357,79 +337,20 @@ void OioSocketChannel::FlushOnLoop() {
   if (!IsOpen()) return;
   // Data already flushed and not written means the loop waits for room (POLLOUT)
   // or an outer DoWrite is running: either picks the new data up.
-  bool waiting = !flushed_.empty();
-  while (!unflushed_.empty()) {
-    flushed_.push_back(std::move(unflushed_.front()));
-    unflushed_.pop_front();
-  }
+  bool waiting = outbound_.HasFlushed();
+  outbound_.AddFlush();
   if (!IsActive() || waiting) return;
   DoWrite();
 }
 
 void OioSocketChannel::DoWrite() {
-  // A write listener or a writability handler may flush again from inside this call:
-  // the outer call then picks up what was added; only it touches the socket.
-  if (in_write_) return;
-  in_write_ = true;
-  std::vector<ChannelPromise> done;
-  for (int spin = 0; spin < kWriteSpins && !flushed_.empty() && IsOpen(); ++spin) {
-    iovec iov[kMaxIov];
-    int count = 0;
-    for (auto it = flushed_.begin(); it != flushed_.end() && count < kMaxIov; ++it) {
-      count += static_cast<int>(it->buf.ReadableIovecs(
-          absl::MakeSpan(iov + count, static_cast<size_t>(kMaxIov - count))));
-    }
-    ssize_t n = 0;
-    if (count > 0) {
-      n = ::writev(fd(), iov, count);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) break;  // poll waits for room
-        in_write_ = false;
-        DoClose(internal_transport::ErrnoStatus(errno, "writev"));
-        return;
-      }
-    }
-    // Retire what the kernel took (and empty buffers) before any user code runs.
-    size_t left = static_cast<size_t>(n);
-    int64_t retired = 0;
-    while (!flushed_.empty()) {
-      Pending& p = flushed_.front();
-      size_t readable = p.buf.ReadableBytes();
-      if (readable > left) {
-        if (left > 0) (void)p.buf.Skip(left);
-        retired += static_cast<int64_t>(left);
-        break;
-      }
-      left -= readable;
-      retired += static_cast<int64_t>(readable);
-      done.push_back(std::move(p.promise));
-      flushed_.pop_front();
-    }
-    // User code from here on (listeners, writability handlers) may write or close.
-    if (retired > 0) AddPending(-retired);
-    for (ChannelPromise& promise : done) promise.TrySuccess();
-    done.clear();
+  absl::Status written = outbound_.WriteTo(fd());
+  if (!written.ok()) {
+    DoClose(written);
+    return;
   }
-  in_write_ = false;
   // A graceful shutdown's drain is done once every queued write was handed over.
-  if (draining_ && IsOpen() && flushed_.empty() && unflushed_.empty()) DoClose(absl::OkStatus());
-}
-
-void OioSocketChannel::AddPending(int64_t delta) {
-  // Relaxed: the loop is the only writer; readers want a snapshot.
-  int64_t now = pending_bytes_.load(std::memory_order_relaxed) + delta;
-  pending_bytes_.store(now, std::memory_order_relaxed);
-  if (delta > 0 && now > config().high_water_mark() && IsWritable()) {
-    SetWritable(false);
-  } else if (delta < 0 && now < config().low_water_mark() && !IsWritable()) {
-    SetWritable(true);
-  }
-}
-
-void OioSocketChannel::SetWritable(bool writable) {
-  writable_.store(writable, std::memory_order_relaxed);
-  pipeline().FireChannelWritabilityChanged();
+  if (draining_ && IsOpen() && outbound_.empty()) DoClose(absl::OkStatus());
 }
 
 void OioSocketChannel::OioUnsafe::Close(ChannelPromise promise) {
@@ -461,17 +382,10 @@ void OioSocketChannel::DoClose(absl::Status cause) {
     connect_promise_.reset();
     p.TryFailure(cause.ok() ? ClosedError() : cause);
   }
-  std::deque<Pending> doomed;
-  for (auto& p : flushed_) doomed.push_back(std::move(p));
-  for (auto& p : unflushed_) doomed.push_back(std::move(p));
-  flushed_.clear();
-  unflushed_.clear();
   read_requested_ = false;
   CloseCommon();
-  absl::Status failure = cause.ok() ? ClosedError() : cause;
-  // Relaxed: as in AddPending. A closed channel fires no writability change.
-  pending_bytes_.store(0, std::memory_order_relaxed);
-  for (Pending& p : doomed) p.promise.TryFailure(failure);
+  // Writes still queued fail (a closed channel fires no writability change).
+  outbound_.FailAll(cause.ok() ? ClosedError() : cause);
 }
 
 }  // namespace gyre

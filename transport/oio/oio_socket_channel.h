@@ -20,9 +20,10 @@
 // off it reads only after Read().
 //
 // Writing: Write queues a ByteBuf (or a std::string, copied); Flush sends what was
-// queued with writev, as far as the socket takes it; the rest goes when poll reports
-// room. Each write's future succeeds once its bytes are handed to the kernel.
-// IsWritable() follows the WRITE_BUFFER_HIGH/LOW_WATER_MARKs as in nio.
+// queued with sendmsg (an iovec per buffer), as far as the socket takes it; the rest
+// goes when poll reports room. Each write's future succeeds once its bytes are handed
+// to the kernel. IsWritable() follows the WRITE_BUFFER_HIGH/LOW_WATER_MARKs as in nio
+// (both keep their queue in a ChannelOutboundBuffer).
 //
 // Connecting: the future fails with DeadlineExceeded after CONNECT_TIMEOUT (default
 // 30 s), with Unavailable when refused or unreachable; the channel closes then.
@@ -57,6 +58,7 @@
 
 #include "gyre/channel/byte_buf.h"
 #include "gyre/concurrent/scheduled_future.h"
+#include "gyre/transport/channel_outbound_buffer.h"
 #include "gyre/transport/oio/abstract_oio_channel.h"
 
 namespace gyre {
@@ -69,12 +71,12 @@ class OioSocketChannel final : public AbstractOioChannel {
   static std::shared_ptr<OioSocketChannel> CreateAccepted(Channel* parent, int fd);
   ~OioSocketChannel() override;
 
-  bool IsWritable() const override {
-    // Relaxed: a hint for producers; the loop is the only writer.
-    return writable_.load(std::memory_order_relaxed);
+  // Any thread (relaxed snapshots of loop-maintained state).
+  bool IsWritable() const override { return ABSL_TS_UNCHECKED_READ(outbound_).IsWritable(); }
+  // Bytes written and not yet handed to the kernel.
+  int64_t PendingOutboundBytes() const {
+    return ABSL_TS_UNCHECKED_READ(outbound_).pending_bytes();
   }
-  // Bytes written and not yet handed to the kernel (loop-maintained; relaxed snapshot).
-  int64_t PendingOutboundBytes() const { return pending_bytes_.load(std::memory_order_relaxed); }
 
   Unsafe& unsafe() override { return unsafe_; }
 
@@ -99,11 +101,6 @@ class OioSocketChannel final : public AbstractOioChannel {
     OioSocketChannel* const ch_;
   };
 
-  struct Pending {
-    ByteBuf buf;
-    ChannelPromise promise;
-  };
-
   OioSocketChannel(Channel* parent, int fd);
 
   // OioIoHandler
@@ -121,23 +118,17 @@ class OioSocketChannel final : public AbstractOioChannel {
   void ReadReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void DoWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void DoClose(absl::Status cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void AddPending(int64_t delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void SetWritable(bool writable) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void BecomeActive() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   OioUnsafe unsafe_{this};
-  // Relaxed: see IsWritable() / PendingOutboundBytes().
-  std::atomic<bool> writable_{true};
-  std::atomic<int64_t> pending_bytes_{0};
 
   // Loop-confined (guarded by the channel's loop affinity).
-  std::deque<Pending> unflushed_ ABSL_GUARDED_BY(loop_affinity_);
-  std::deque<Pending> flushed_ ABSL_GUARDED_BY(loop_affinity_);
+  // Its IsWritable() and pending_bytes() are thread-safe (read unchecked above).
+  ChannelOutboundBuffer outbound_ ABSL_GUARDED_BY(loop_affinity_){this, "OioSocketChannel"};
   std::optional<ChannelPromise> connect_promise_ ABSL_GUARDED_BY(loop_affinity_);
   std::optional<ScheduledFuture<void>> connect_timeout_ ABSL_GUARDED_BY(loop_affinity_);
   bool read_requested_ ABSL_GUARDED_BY(loop_affinity_) = false;
-  bool in_write_ ABSL_GUARDED_BY(loop_affinity_) = false;
-  // Set by BeginShutdownDrain: closes once flushed_ and unflushed_ are empty.
+  // Set by BeginShutdownDrain: closes once outbound_ is empty.
   bool draining_ ABSL_GUARDED_BY(loop_affinity_) = false;
   // While draining: the peer's FIN was read (nothing more to discard).
   bool drain_input_done_ ABSL_GUARDED_BY(loop_affinity_) = false;

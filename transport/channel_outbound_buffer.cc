@@ -1,0 +1,132 @@
+#include "gyre/transport/channel_outbound_buffer.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <string>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "gyre/channel/pooled_byte_buf_allocator.h"
+#include "gyre/transport/internal/socket_util.h"
+
+namespace gyre {
+
+void ChannelOutboundBuffer::Add(Message msg, ChannelPromise promise) {
+  ByteBuf buf;
+  if (ByteBuf* b = msg.Get<ByteBuf>()) {
+    buf = std::move(*b);
+  } else if (const std::string* s = msg.Get<std::string>()) {
+    absl::StatusOr<ByteBuf> copied = PooledByteBufAllocator::Default()->CopiedBuffer(*s);
+    if (!copied.ok()) {
+      promise.TryFailure(copied.status());
+      return;
+    }
+    buf = *std::move(copied);
+  } else {
+    promise.TryFailure(absl::InvalidArgumentError(
+        absl::StrCat(owner_, " cannot write a ", msg.type_name())));
+    return;
+  }
+  msg.Reset();
+  int64_t size = static_cast<int64_t>(buf.ReadableBytes());
+  unflushed_.push_back(Pending{std::move(buf), std::move(promise)});
+  AddPending(size);
+}
+
+void ChannelOutboundBuffer::AddFlush() {
+  if (flushed_.empty()) {
+    flushed_.swap(unflushed_);
+    return;
+  }
+  while (!unflushed_.empty()) {
+    flushed_.push_back(std::move(unflushed_.front()));
+    unflushed_.pop_front();
+  }
+}
+
+absl::Status ChannelOutboundBuffer::WriteTo(int fd) {
+  // A write listener or a writability handler may flush again from inside this call:
+  // the outer call then picks up what was added; only it touches the socket.
+  if (in_write_) return absl::OkStatus();
+  in_write_ = true;
+  for (int spin = 0; spin < kWriteSpins && !flushed_.empty(); ++spin) {
+    iovec iov[kMaxIov];
+    int count = 0;
+    for (auto it = flushed_.begin(); it != flushed_.end() && count < kMaxIov; ++it) {
+      count += static_cast<int>(it->buf.ReadableIovecs(
+          absl::MakeSpan(iov + count, static_cast<size_t>(kMaxIov - count))));
+    }
+    ssize_t n = 0;
+    if (count > 0) {
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = static_cast<size_t>(count);
+      n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;  // wait for room
+        in_write_ = false;
+        return internal_transport::ErrnoStatus(errno, "sendmsg");
+      }
+    }
+    // Retire what the kernel took (and empty buffers) before any user code runs.
+    size_t left = static_cast<size_t>(n);
+    int64_t retired = 0;
+    while (!flushed_.empty()) {
+      Pending& p = flushed_.front();
+      size_t readable = p.buf.ReadableBytes();
+      if (readable > left) {
+        if (left > 0) (void)p.buf.Skip(left);
+        retired += static_cast<int64_t>(left);
+        break;
+      }
+      left -= readable;
+      retired += static_cast<int64_t>(readable);
+      done_.push_back(std::move(p.promise));
+      flushed_.pop_front();
+    }
+    // User code from here on (listeners, writability handlers) may write, flush or
+    // close (which empties the queues through FailAll and ends the loop).
+    if (retired > 0) AddPending(-retired);
+    for (ChannelPromise& promise : done_) promise.TrySuccess();
+    done_.clear();
+    if (!channel_->IsOpen()) break;
+  }
+  in_write_ = false;
+  return absl::OkStatus();
+}
+
+void ChannelOutboundBuffer::FailAll(const absl::Status& failure) {
+  std::deque<Pending> doomed;
+  doomed.swap(flushed_);
+  for (Pending& p : unflushed_) doomed.push_back(std::move(p));
+  unflushed_.clear();
+  // Relaxed: as in AddPending. No writability change fires for dropped writes.
+  pending_bytes_.store(0, std::memory_order_relaxed);
+  // Buffers first: whoever sees a write fail may count on its buffer being released.
+  for (Pending& p : doomed) p.buf.Reset();
+  for (Pending& p : doomed) p.promise.TryFailure(failure);
+}
+
+void ChannelOutboundBuffer::AddPending(int64_t delta) {
+  // Relaxed: the loop is the only writer; readers want a snapshot.
+  int64_t now = pending_bytes_.load(std::memory_order_relaxed) + delta;
+  pending_bytes_.store(now, std::memory_order_relaxed);
+  const ChannelConfig& config = channel_->config();
+  if (delta > 0 && now > config.high_water_mark() && IsWritable()) {
+    SetWritable(false);
+  } else if (delta < 0 && now < config.low_water_mark() && !IsWritable()) {
+    SetWritable(true);
+  }
+}
+
+void ChannelOutboundBuffer::SetWritable(bool writable) {
+  writable_.store(writable, std::memory_order_relaxed);
+  channel_->pipeline().FireChannelWritabilityChanged();
+}
+
+}  // namespace gyre
