@@ -1,14 +1,26 @@
 #include "gyre/transport/abstract_socket_channel.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <memory>
+#include <string>
 #include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/transport/internal/socket_util.h"
 
 namespace gyre {
+namespace {
+
+absl::Status ClosedError() { return absl::FailedPreconditionError("channel is closed"); }
+
+}  // namespace
 
 AbstractSocketChannel::AbstractSocketChannel(Channel* parent, int fd) : Channel(parent), fd_(fd) {
   // Options set later go to the socket at once, on the loop (or here while unregistered).
@@ -71,6 +83,13 @@ void AbstractSocketChannel::RunOnLoop(absl::AnyInvocable<void()> fn, ChannelProm
   std::shared_ptr<Channel> self = shared_from_this();
   absl::Status s = registered_loop()->Execute([self, fn = std::move(fn)]() mutable { fn(); });
   if (!s.ok() && promise != nullptr) promise->TryFailure(s);
+}
+
+absl::Status AbstractSocketChannel::EnsureSocket(int family) {
+  if (fd_ >= 0) return absl::OkStatus();
+  absl::StatusOr<int> sock = internal_transport::OpenTcpSocket(family);
+  if (!sock.ok()) return sock.status();
+  return AdoptFd(*sock);
 }
 
 absl::Status AbstractSocketChannel::AdoptFd(int fd) {
@@ -183,5 +202,150 @@ bool AbstractSocketChannel::CloseCommon() {
   }
   return true;
 }
+
+void AbstractSocketChannel::DoBind(const SocketAddress& local, ChannelPromise promise) {
+  RunOnLoop(
+      [this, local, promise]() mutable {
+        loop_affinity_.AssertOnLoop();
+        if (!IsOpen()) {
+          promise.TryFailure(ClosedError());
+          return;
+        }
+        absl::Status s = EnsureSocket(local.family());
+        if (s.ok() && ::bind(fd_, local.sockaddr_ptr(), local.sockaddr_len()) != 0) {
+          s = internal_transport::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
+        }
+        if (!s.ok()) {
+          promise.TryFailure(s);
+          return;
+        }
+        CacheAddresses();
+        promise.TrySuccess();
+      },
+      &promise);
+}
+
+void AbstractSocketChannel::DoConnect(const SocketAddress& remote, const SocketAddress& local,
+                                      ChannelPromise promise) {
+  RunOnLoop(
+      [this, remote, local, promise]() mutable {
+        loop_affinity_.AssertOnLoop();
+        ConnectOnLoop(remote, local, std::move(promise));
+      },
+      &promise);
+}
+
+void AbstractSocketChannel::ConnectOnLoop(const SocketAddress& remote, const SocketAddress& local,
+                                          ChannelPromise promise) {
+  if (!IsOpen()) {
+    promise.TryFailure(ClosedError());
+    return;
+  }
+  if (connect_promise_.has_value()) {
+    promise.TryFailure(absl::FailedPreconditionError("a connect is already in progress"));
+    return;
+  }
+  if (IsActive()) {
+    promise.TryFailure(absl::FailedPreconditionError("channel is already connected"));
+    return;
+  }
+  if (remote.empty()) {
+    promise.TryFailure(absl::InvalidArgumentError("connect: unspecified remote address"));
+    return;
+  }
+  SingleThreadEventLoop* loop = registered_loop();
+  if (loop == nullptr) {
+    promise.TryFailure(absl::FailedPreconditionError("connect: channel is not registered"));
+    return;
+  }
+  absl::Status s = EnsureSocket(remote.family());
+  if (s.ok() && !local.empty() && ::bind(fd_, local.sockaddr_ptr(), local.sockaddr_len()) != 0) {
+    s = internal_transport::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
+  }
+  if (!s.ok()) {
+    promise.TryFailure(s);
+    CloseWithCause(s);
+    return;
+  }
+  // The socket is non-blocking: the loop learns the outcome from the socket, so a
+  // Close or the timeout can still run meanwhile.
+  if (::connect(fd_, remote.sockaddr_ptr(), remote.sockaddr_len()) == 0) {
+    ConnectDone();
+    MarkConnected();
+    promise.TrySuccess();
+    BecomeActive();
+    return;
+  }
+  if (errno != EINPROGRESS) {
+    absl::Status cause =
+        internal_transport::ErrnoStatus(errno, absl::StrCat("connect ", remote.ToString()));
+    promise.TryFailure(cause);
+    CloseWithCause(cause);
+    return;
+  }
+  connect_promise_ = std::move(promise);
+  WaitForConnect();
+  absl::Duration timeout = config().connect_timeout();
+  if (timeout > absl::ZeroDuration() && timeout != absl::InfiniteDuration()) {
+    std::weak_ptr<Channel> weak = shared_from_this();
+    std::string where = remote.ToString();
+    connect_timeout_ = loop->Schedule(
+        [this, weak, where, timeout] {
+          loop_affinity_.AssertOnLoop();
+          std::shared_ptr<Channel> alive = weak.lock();
+          if (alive == nullptr || !connect_promise_.has_value()) return;
+          FailConnect(absl::DeadlineExceededError(absl::StrCat(
+              "connect to ", where, " timed out after ", absl::FormatDuration(timeout))));
+        },
+        timeout);
+  }
+}
+
+ChannelPromise AbstractSocketChannel::TakeConnectPromise() {
+  ChannelPromise promise = std::move(*connect_promise_);
+  connect_promise_.reset();
+  if (connect_timeout_.has_value()) {
+    connect_timeout_->Cancel();
+    connect_timeout_.reset();
+  }
+  return promise;
+}
+
+void AbstractSocketChannel::FinishConnect() {
+  if (!connect_promise_.has_value()) return;
+  int err = 0;
+  socklen_t len = sizeof(err);
+  if (getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+  if (err != 0) {
+    FailConnect(internal_transport::ErrnoStatus(err, "connect"));
+    return;
+  }
+  ChannelPromise promise = TakeConnectPromise();
+  ConnectDone();
+  // Active, with its addresses known, before the connect future's listeners run.
+  MarkConnected();
+  promise.TrySuccess();
+  BecomeActive();
+}
+
+void AbstractSocketChannel::FailConnect(absl::Status cause) {
+  if (!connect_promise_.has_value()) return;
+  TakeConnectPromise().TryFailure(cause);
+  CloseWithCause(cause);
+}
+
+void AbstractSocketChannel::AbortConnect(const absl::Status& cause) {
+  if (!connect_promise_.has_value()) return;
+  TakeConnectPromise().TryFailure(cause.ok() ? ClosedError() : cause);
+}
+
+void AbstractSocketChannel::MarkConnected() {
+  SetActive(true);
+  CacheAddresses();
+}
+
+void AbstractSocketChannel::BecomeActive() { pipeline().FireChannelActive(); }
+
+void AbstractSocketChannel::CloseWithCause(absl::Status cause) { CloseCommon(); }
 
 }  // namespace gyre

@@ -6,8 +6,14 @@
 // AbstractOioChannel) and supplies the few steps that differ: which loops it accepts
 // (CheckLoop), how the channel joins and leaves its loop (JoinLoop, LeaveLoop), what
 // happens to the fd in the loop before it is closed (ReleaseFd), and how reading stops
-// when AUTO_READ turns off (StopAutoRead). The channels themselves implement the
-// Unsafe operations (connect, bind, read, write).
+// when AUTO_READ turns off (StopAutoRead).
+//
+// A connecting channel (DoBind, DoConnect) also finds its connect here: a
+// non-blocking connect(2) whose outcome the transport reports (FinishConnect, when the
+// socket turns writable), failed with DeadlineExceeded after CONNECT_TIMEOUT (default
+// 30 s) and with the errno status (ECONNREFUSED: Unavailable) when refused; the
+// channel closes then (CloseWithCause). On success the channel is active, with its
+// addresses known, before the connect future's listeners run; then BecomeActive.
 //
 // Every operation hops to the loop thread when called elsewhere (RunOnLoop); before
 // registration it runs on the caller's thread, as the pipeline does.
@@ -20,6 +26,7 @@
 #define GYRE_TRANSPORT_ABSTRACT_SOCKET_CHANNEL_H_
 
 #include <atomic>
+#include <optional>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
@@ -28,6 +35,7 @@
 #include "gyre/channel/event_loop.h"
 #include "gyre/channel/single_thread_event_loop.h"
 #include "gyre/concurrent/internal/mutex.h"
+#include "gyre/concurrent/scheduled_future.h"
 
 namespace gyre {
 
@@ -66,8 +74,24 @@ class AbstractSocketChannel : public Channel {
   // open.
   void DoDeregister(ChannelPromise promise);
 
+  // Binds (making the socket first) / connects (binding to `local` first unless it is
+  // empty). Any thread: they hop to the loop.
+  void DoBind(const SocketAddress& local, ChannelPromise promise);
+  void DoConnect(const SocketAddress& remote, const SocketAddress& local, ChannelPromise promise);
+  // A connect is in progress.
+  bool IsConnecting() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
+    return connect_promise_.has_value();
+  }
+  // The socket of a connecting channel reported its outcome (writable or failed).
+  void FinishConnect() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // Fails a pending connect with `cause` (FailedPrecondition "closed" when OK) and
+  // cancels its timeout; the channel's close path calls it.
+  void AbortConnect(const absl::Status& cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+
   // Sets the socket (after it was created); applies the config's settings to it.
   absl::Status AdoptFd(int fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // Makes a socket of `family` unless the channel has one.
+  absl::Status EnsureSocket(int family) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   int fd() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) { return fd_; }
 
   // Closes the fd and fires Inactive (if it was active) and Unregistered, completes
@@ -80,6 +104,8 @@ class AbstractSocketChannel : public Channel {
     active_.store(active, std::memory_order_release);
   }
   void CacheAddresses() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // Active, with the addresses cached (a connected or accepted socket).
+  void MarkConnected() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // --- What a transport supplies. ---
 
@@ -104,10 +130,32 @@ class AbstractSocketChannel : public Channel {
   // After ChannelRegistered fired. Default: nothing.
   virtual void OnRegistered() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {}
 
+  // --- What a connecting channel supplies. ---
+
+  // connect(2) is in progress: the loop must report writability (then FinishConnect).
+  // Default: nothing.
+  virtual void WaitForConnect() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {}
+  // The connect succeeded; called before the channel turns active. Default: nothing.
+  virtual void ConnectDone() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {}
+  // The channel is connected and its connect future succeeded. Default: fires
+  // ChannelActive.
+  virtual void BecomeActive() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // Closes the channel after an error (`cause`), failing what it has pending.
+  // Default: CloseCommon.
+  virtual void CloseWithCause(absl::Status cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+
  private:
   void FinishRegister(ChannelPromise promise) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void ConnectOnLoop(const SocketAddress& remote, const SocketAddress& local,
+                     ChannelPromise promise) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // Fails the pending connect with `cause` and closes the channel.
+  void FailConnect(absl::Status cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // Takes the pending connect's promise (which must exist) and cancels its timeout.
+  ChannelPromise TakeConnectPromise() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   int fd_ ABSL_GUARDED_BY(loop_affinity_) = -1;
+  std::optional<ChannelPromise> connect_promise_ ABSL_GUARDED_BY(loop_affinity_);
+  std::optional<ScheduledFuture<void>> connect_timeout_ ABSL_GUARDED_BY(loop_affinity_);
   // Claimed by CAS in DoRegister (any thread); never changes afterwards, except that a
   // loop refusing the registration task un-claims it. Acquire loads pair with the
   // acq_rel claim.

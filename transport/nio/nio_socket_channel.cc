@@ -9,7 +9,6 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "gyre/channel/channel_events.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/transport/internal/socket_util.h"
@@ -35,8 +34,7 @@ std::shared_ptr<NioSocketChannel> NioSocketChannel::Create() {
 std::shared_ptr<NioSocketChannel> NioSocketChannel::CreateAccepted(Channel* parent, int fd) {
   std::shared_ptr<NioSocketChannel> ch(new NioSocketChannel(parent, fd));
   ch->loop_affinity_.AssertOnLoop();  // not registered yet: this thread has it
-  ch->SetActive(true);
-  ch->CacheAddresses();
+  ch->MarkConnected();
   return ch;
 }
 
@@ -44,153 +42,22 @@ NioSocketChannel::NioSocketChannel(Channel* parent, int fd) : AbstractNioChannel
 
 NioSocketChannel::~NioSocketChannel() = default;
 
-absl::Status NioSocketChannel::EnsureSocket(int family) {
-  if (fd() >= 0) return absl::OkStatus();
-  absl::StatusOr<int> sock = internal_transport::OpenTcpSocket(family);
-  if (!sock.ok()) return sock.status();
-  return AdoptFd(*sock);
-}
-
 void NioSocketChannel::OnRegistered() {
   // An accepted channel is active from the start.
   if (IsActive()) pipeline().FireChannelActive();
 }
 
-void NioSocketChannel::MarkConnected() {
-  SetActive(true);
-  CacheAddresses();
+void NioSocketChannel::WaitForConnect() { AddInterest(EPOLLOUT); }
+
+void NioSocketChannel::ConnectDone() {
+  // EPOLLOUT stays only for writes flushed while connecting.
+  if (!outbound_.HasFlushed()) RemoveInterest(EPOLLOUT);
 }
 
 void NioSocketChannel::BecomeActive() {
   pipeline().FireChannelActive();
   // Writes flushed while connecting go now.
   if (IsOpen() && outbound_.HasFlushed()) DoWrite();
-}
-
-void NioSocketChannel::NioUnsafe::Bind(const SocketAddress& local, ChannelPromise promise) {
-  NioSocketChannel* ch = ch_;
-  ch->RunOnLoop(
-      [ch, local, promise]() mutable {
-        ch->loop_affinity_.AssertOnLoop();
-        if (!ch->IsOpen()) {
-          promise.TryFailure(ClosedError());
-          return;
-        }
-        absl::Status s = ch->EnsureSocket(local.family());
-        if (s.ok() && ::bind(ch->fd(), local.sockaddr_ptr(), local.sockaddr_len()) != 0) {
-          s = internal_transport::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
-        }
-        if (!s.ok()) {
-          promise.TryFailure(s);
-          return;
-        }
-        ch->CacheAddresses();
-        promise.TrySuccess();
-      },
-      &promise);
-}
-
-void NioSocketChannel::NioUnsafe::Connect(const SocketAddress& remote, const SocketAddress& local,
-                                          ChannelPromise promise) {
-  NioSocketChannel* ch = ch_;
-  ch->RunOnLoop(
-      [ch, remote, local, promise]() mutable {
-        ch->loop_affinity_.AssertOnLoop();
-        if (!ch->IsOpen()) {
-          promise.TryFailure(ClosedError());
-          return;
-        }
-        if (ch->connect_promise_.has_value()) {
-          promise.TryFailure(absl::FailedPreconditionError("a connect is already in progress"));
-          return;
-        }
-        if (ch->IsActive()) {
-          promise.TryFailure(absl::FailedPreconditionError("channel is already connected"));
-          return;
-        }
-        if (remote.empty()) {
-          promise.TryFailure(absl::InvalidArgumentError("connect: unspecified remote address"));
-          return;
-        }
-        if (ch->nio_loop() == nullptr) {
-          promise.TryFailure(absl::FailedPreconditionError("connect: channel is not registered"));
-          return;
-        }
-        absl::Status s = ch->EnsureSocket(remote.family());
-        if (s.ok() && !local.empty() &&
-            ::bind(ch->fd(), local.sockaddr_ptr(), local.sockaddr_len()) != 0) {
-          s = internal_transport::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
-        }
-        if (!s.ok()) {
-          promise.TryFailure(s);
-          ch->DoClose(s);
-          return;
-        }
-        int rc = ::connect(ch->fd(), remote.sockaddr_ptr(), remote.sockaddr_len());
-        if (rc == 0) {
-          ch->MarkConnected();
-          promise.TrySuccess();
-          ch->BecomeActive();
-          return;
-        }
-        if (errno != EINPROGRESS) {
-          absl::Status cause =
-              internal_transport::ErrnoStatus(errno, absl::StrCat("connect ", remote.ToString()));
-          promise.TryFailure(cause);
-          ch->DoClose(cause);
-          return;
-        }
-        ch->connect_promise_ = promise;
-        ch->AddInterest(EPOLLOUT);
-        absl::Duration timeout = ch->config().connect_timeout();
-        if (timeout > absl::ZeroDuration() && timeout != absl::InfiniteDuration()) {
-          std::weak_ptr<Channel> weak = ch->shared_from_this();
-          std::string where = remote.ToString();
-          ch->connect_timeout_ = ch->nio_loop()->Schedule(
-              [ch, weak, where, timeout] {
-                ch->loop_affinity_.AssertOnLoop();
-                std::shared_ptr<Channel> alive = weak.lock();
-                if (alive == nullptr || !ch->connect_promise_.has_value()) return;
-                ch->FailConnect(absl::DeadlineExceededError(absl::StrCat(
-                    "connect to ", where, " timed out after ", absl::FormatDuration(timeout))));
-              },
-              timeout);
-        }
-      },
-      &promise);
-}
-
-void NioSocketChannel::FinishConnect() {
-  int err = 0;
-  socklen_t len = sizeof(err);
-  if (getsockopt(fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-  if (err != 0) {
-    FailConnect(internal_transport::ErrnoStatus(err, "connect"));
-    return;
-  }
-  ChannelPromise promise = std::move(*connect_promise_);
-  connect_promise_.reset();
-  if (connect_timeout_.has_value()) {
-    connect_timeout_->Cancel();
-    connect_timeout_.reset();
-  }
-  if (!outbound_.HasFlushed()) RemoveInterest(EPOLLOUT);
-  // Active, with its addresses known, before the connect future's listeners run.
-  MarkConnected();
-  promise.TrySuccess();
-  BecomeActive();
-}
-
-void NioSocketChannel::FailConnect(absl::Status cause) {
-  if (!connect_promise_.has_value()) return;
-  ChannelPromise promise = std::move(*connect_promise_);
-  connect_promise_.reset();
-  if (connect_timeout_.has_value()) {
-    connect_timeout_->Cancel();
-    connect_timeout_.reset();
-  }
-  promise.TryFailure(cause);
-  DoClose(cause);
 }
 
 void NioSocketChannel::OnIoEvent(uint32_t events) {
@@ -201,7 +68,7 @@ void NioSocketChannel::OnIoEvent(uint32_t events) {
     DrainEvent(events);
     return;
   }
-  if (connect_promise_.has_value()) {
+  if (IsConnecting()) {
     if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0) FinishConnect();
     return;
   }
@@ -215,10 +82,10 @@ bool NioSocketChannel::BeginShutdownDrain() {
   loop_affinity_.AssertOnLoop();  // called by the loop
   if (!IsOpen()) return false;
   if (draining_) return true;
-  if (!IsActive() || connect_promise_.has_value() ||
+  if (!IsActive() || IsConnecting() ||
       output_shutdown_.load(std::memory_order_relaxed) ||
       outbound_.empty()) {
-    DoClose(absl::OkStatus());
+    CloseWithCause(absl::OkStatus());
     return false;
   }
   draining_ = true;
@@ -241,7 +108,7 @@ void NioSocketChannel::DrainEvent(uint32_t events) {
   int err = 0;
   socklen_t len = sizeof(err);
   if (getsockopt(fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-  DoClose(err != 0 ? internal_transport::ErrnoStatus(err, "socket")
+  CloseWithCause(err != 0 ? internal_transport::ErrnoStatus(err, "socket")
                    : absl::UnavailableError("connection hung up while draining writes"));
 }
 
@@ -259,7 +126,7 @@ void NioSocketChannel::DiscardInbound() {
       RemoveInterest(kReadInterest);  // the peer's FIN: it sends nothing more
       return;
     }
-    DoClose(internal_transport::ErrnoStatus(errno, "recv"));
+    CloseWithCause(internal_transport::ErrnoStatus(errno, "recv"));
     return;
   }
 }
@@ -294,7 +161,7 @@ void NioSocketChannel::ReadReady() {
     char probe;
     ssize_t n = ::recv(fd(), &probe, 1, MSG_PEEK);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-    DoClose(n < 0 ? internal_transport::ErrnoStatus(errno, "recv") : absl::OkStatus());
+    CloseWithCause(n < 0 ? internal_transport::ErrnoStatus(errno, "recv") : absl::OkStatus());
     return;
   }
   recv_handle_.Reset(config().max_messages_per_read());
@@ -332,7 +199,7 @@ void NioSocketChannel::ReadReady() {
   if (!error.ok()) {
     if (!IsOpen()) return;
     pipeline().FireExceptionCaught(error);
-    DoClose(error);
+    CloseWithCause(error);
     return;
   }
   if (eof) {
@@ -345,7 +212,7 @@ void NioSocketChannel::ReadReady() {
 
 void NioSocketChannel::InputShutdown() {
   if (!config().allow_half_closure()) {
-    DoClose(absl::OkStatus());
+    CloseWithCause(absl::OkStatus());
     return;
   }
   // Relaxed: see IsInputShutdown().
@@ -353,7 +220,7 @@ void NioSocketChannel::InputShutdown() {
   read_requested_ = false;
   RemoveInterest(kReadInterest);
   pipeline().FireUserEventTriggered(Message(ChannelInputShutdownEvent{}));
-  if (IsOpen() && output_shutdown_.load(std::memory_order_relaxed)) DoClose(absl::OkStatus());
+  if (IsOpen() && output_shutdown_.load(std::memory_order_relaxed)) CloseWithCause(absl::OkStatus());
 }
 
 ChannelFuture NioSocketChannel::ShutdownOutput() {
@@ -393,7 +260,7 @@ void NioSocketChannel::DoShutdownOutput(ChannelPromise promise) {
   if (!IsOpen()) return;
   pipeline().FireUserEventTriggered(Message(ChannelOutputShutdownEvent{}));
   if (IsOpen() && (draining_ || input_shutdown_.load(std::memory_order_relaxed))) {
-    DoClose(absl::OkStatus());
+    CloseWithCause(absl::OkStatus());
   }
 }
 
@@ -457,14 +324,14 @@ void NioSocketChannel::WriteReady() { DoWrite(); }
 void NioSocketChannel::DoWrite() {
   absl::Status written = outbound_.WriteTo(fd());
   if (!written.ok()) {
-    DoClose(written);
+    CloseWithCause(written);
     return;
   }
   if (!IsOpen()) return;
   if (!outbound_.HasFlushed()) {
     RemoveInterest(EPOLLOUT);
     // A graceful shutdown's drain is done once every queued write was handed over.
-    if (draining_ && outbound_.empty()) DoClose(absl::OkStatus());
+    if (draining_ && outbound_.empty()) CloseWithCause(absl::OkStatus());
   } else {
     AddInterest(EPOLLOUT);
   }
@@ -476,24 +343,16 @@ void NioSocketChannel::NioUnsafe::Close(ChannelPromise promise) {
   ch->RunOnLoop(
       [ch, self, promise]() mutable {
         ch->loop_affinity_.AssertOnLoop();
-        ch->DoClose(absl::OkStatus());
+        ch->CloseWithCause(absl::OkStatus());
         promise.TrySuccess();
       },
       &promise);
 }
 
-void NioSocketChannel::DoClose(absl::Status cause) {
+void NioSocketChannel::CloseWithCause(absl::Status cause) {
   if (!IsOpen()) return;
   std::shared_ptr<Channel> self = shared_from_this();
-  if (connect_timeout_.has_value()) {
-    connect_timeout_->Cancel();
-    connect_timeout_.reset();
-  }
-  if (connect_promise_.has_value()) {
-    ChannelPromise p = std::move(*connect_promise_);
-    connect_promise_.reset();
-    p.TryFailure(cause.ok() ? ClosedError() : cause);
-  }
+  AbortConnect(cause);
   CloseCommon();
   // Writes still queued fail (a closed channel fires no writability change).
   outbound_.FailAll(cause.ok() ? ClosedError() : cause);

@@ -54,15 +54,11 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <optional>
-#include <vector>
 
 #include "gyre/channel/adaptive_recv_byte_buf_allocator.h"
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/byte_buf_allocator.h"
-#include "gyre/concurrent/scheduled_future.h"
 #include "gyre/transport/channel_outbound_buffer.h"
 #include "gyre/transport/nio/abstract_nio_channel.h"
 
@@ -100,9 +96,13 @@ class NioSocketChannel final : public AbstractNioChannel {
     void Register(EventLoop* loop, ChannelPromise promise) override {
       ch_->DoRegister(loop, std::move(promise));
     }
-    void Bind(const SocketAddress& local, ChannelPromise promise) override;
+    void Bind(const SocketAddress& local, ChannelPromise promise) override {
+      ch_->DoBind(local, std::move(promise));
+    }
     void Connect(const SocketAddress& remote, const SocketAddress& local,
-                 ChannelPromise promise) override;
+                 ChannelPromise promise) override {
+      ch_->DoConnect(remote, local, std::move(promise));
+    }
     void Disconnect(ChannelPromise promise) override { Close(std::move(promise)); }
     void Close(ChannelPromise promise) override;
     void Deregister(ChannelPromise promise) override { ch_->DoDeregister(std::move(promise)); }
@@ -121,9 +121,6 @@ class NioSocketChannel final : public AbstractNioChannel {
   bool BeginShutdownDrain() override;
   void DrainEvent(uint32_t events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void DiscardInbound() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  absl::Status EnsureSocket(int family) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void FinishConnect() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void FailConnect(absl::Status cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void ReadReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void WriteReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void WriteOnLoop(Message msg, ChannelPromise promise) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
@@ -131,9 +128,10 @@ class NioSocketChannel final : public AbstractNioChannel {
   // Asks for read readiness (Read() / auto-read), on the loop.
   void BeginReadOnLoop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void DoWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void DoClose(absl::Status cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void MarkConnected() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void BecomeActive() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void CloseWithCause(absl::Status cause) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void WaitForConnect() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void ConnectDone() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void BecomeActive() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void DoShutdownOutput(ChannelPromise promise) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void InputShutdown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
@@ -144,8 +142,6 @@ class NioSocketChannel final : public AbstractNioChannel {
   // Loop-confined (guarded by the channel's loop affinity).
   // Its IsWritable() and pending_bytes() are thread-safe (read unchecked above).
   ChannelOutboundBuffer outbound_ ABSL_GUARDED_BY(loop_affinity_){this, "NioSocketChannel"};
-  std::optional<ChannelPromise> connect_promise_ ABSL_GUARDED_BY(loop_affinity_);
-  std::optional<ScheduledFuture<void>> connect_timeout_ ABSL_GUARDED_BY(loop_affinity_);
   bool read_requested_ ABSL_GUARDED_BY(loop_affinity_) = false;
   // Set by BeginShutdownDrain: closes once outbound_ is empty.
   bool draining_ ABSL_GUARDED_BY(loop_affinity_) = false;

@@ -10,7 +10,6 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "gyre/channel/byte_buf_allocator.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/transport/internal/socket_util.h"
@@ -33,8 +32,7 @@ std::shared_ptr<OioSocketChannel> OioSocketChannel::Create() {
 std::shared_ptr<OioSocketChannel> OioSocketChannel::CreateAccepted(Channel* parent, int fd) {
   std::shared_ptr<OioSocketChannel> ch(new OioSocketChannel(parent, fd));
   ch->loop_affinity_.AssertOnLoop();  // not registered yet: this thread has it
-  ch->SetActive(true);
-  ch->CacheAddresses();
+  ch->MarkConnected();
   return ch;
 }
 
@@ -42,17 +40,10 @@ OioSocketChannel::OioSocketChannel(Channel* parent, int fd) : AbstractOioChannel
 
 OioSocketChannel::~OioSocketChannel() = default;
 
-absl::Status OioSocketChannel::EnsureSocket(int family) {
-  if (fd() >= 0) return absl::OkStatus();
-  absl::StatusOr<int> sock = internal_transport::OpenTcpSocket(family);
-  if (!sock.ok()) return sock.status();
-  return AdoptFd(*sock);
-}
-
 short OioSocketChannel::PollEvents() const {
   loop_affinity_.AssertOnLoop();  // called by the loop
   if (fd() < 0 || !IsOpen()) return 0;
-  if (connect_promise_.has_value()) return POLLOUT;
+  if (IsConnecting()) return POLLOUT;
   if (!IsActive()) return 0;
   short events = 0;
   if (read_requested_ || (draining_ && !drain_input_done_)) events |= POLLIN;
@@ -68,7 +59,7 @@ void OioSocketChannel::OnPollEvent(short revents) {
     DrainEvent(revents);
     return;
   }
-  if (connect_promise_.has_value()) {
+  if (IsConnecting()) {
     FinishConnect();
     return;
   }
@@ -78,7 +69,7 @@ void OioSocketChannel::OnPollEvent(short revents) {
 
 bool OioSocketChannel::BeginShutdownDrain() {
   loop_affinity_.AssertOnLoop();  // called by the loop
-  if (!IsOpen() || !IsActive() || connect_promise_.has_value() ||
+  if (!IsOpen() || !IsActive() || IsConnecting() ||
       outbound_.empty()) {
     return false;  // the loop closes it
   }
@@ -96,7 +87,7 @@ void OioSocketChannel::DrainEvent(short revents) {
   int err = 0;
   socklen_t len = sizeof(err);
   if (getsockopt(fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-  DoClose(err != 0 ? internal_transport::ErrnoStatus(err, "socket")
+  CloseWithCause(err != 0 ? internal_transport::ErrnoStatus(err, "socket")
                    : absl::UnavailableError("connection hung up while draining writes"));
 }
 
@@ -113,7 +104,7 @@ void OioSocketChannel::DiscardInbound() {
       drain_input_done_ = true;  // the peer's FIN: it sends nothing more
       return;
     }
-    DoClose(internal_transport::ErrnoStatus(errno, "recv"));
+    CloseWithCause(internal_transport::ErrnoStatus(errno, "recv"));
     return;
   }
 }
@@ -124,134 +115,9 @@ void OioSocketChannel::OnRegistered() {
 }
 
 void OioSocketChannel::BecomeActive() {
-  SetActive(true);
-  CacheAddresses();
   pipeline().FireChannelActive();
   // Writes flushed while connecting go now.
   if (IsOpen() && outbound_.HasFlushed()) DoWrite();
-}
-
-void OioSocketChannel::OioUnsafe::Bind(const SocketAddress& local, ChannelPromise promise) {
-  OioSocketChannel* ch = ch_;
-  ch->RunOnLoop(
-      [ch, local, promise]() mutable {
-        ch->loop_affinity_.AssertOnLoop();
-        if (!ch->IsOpen()) {
-          promise.TryFailure(ClosedError());
-          return;
-        }
-        absl::Status s = ch->EnsureSocket(local.family());
-        if (s.ok() && ::bind(ch->fd(), local.sockaddr_ptr(), local.sockaddr_len()) != 0) {
-          s = internal_transport::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
-        }
-        if (!s.ok()) {
-          promise.TryFailure(s);
-          return;
-        }
-        ch->CacheAddresses();
-        promise.TrySuccess();
-      },
-      &promise);
-}
-
-void OioSocketChannel::OioUnsafe::Connect(const SocketAddress& remote, const SocketAddress& local,
-                                          ChannelPromise promise) {
-  OioSocketChannel* ch = ch_;
-  ch->RunOnLoop(
-      [ch, remote, local, promise]() mutable {
-        ch->loop_affinity_.AssertOnLoop();
-        if (!ch->IsOpen()) {
-          promise.TryFailure(ClosedError());
-          return;
-        }
-        if (ch->connect_promise_.has_value()) {
-          promise.TryFailure(absl::FailedPreconditionError("a connect is already in progress"));
-          return;
-        }
-        if (ch->IsActive()) {
-          promise.TryFailure(absl::FailedPreconditionError("channel is already connected"));
-          return;
-        }
-        if (remote.empty()) {
-          promise.TryFailure(absl::InvalidArgumentError("connect: unspecified remote address"));
-          return;
-        }
-        if (ch->oio_loop() == nullptr) {
-          promise.TryFailure(absl::FailedPreconditionError("connect: channel is not registered"));
-          return;
-        }
-        absl::Status s = ch->EnsureSocket(remote.family());
-        if (s.ok() && !local.empty() &&
-            ::bind(ch->fd(), local.sockaddr_ptr(), local.sockaddr_len()) != 0) {
-          s = internal_transport::ErrnoStatus(errno, absl::StrCat("bind ", local.ToString()));
-        }
-        if (!s.ok()) {
-          promise.TryFailure(s);
-          ch->DoClose(s);
-          return;
-        }
-        // The socket is non-blocking: the loop waits for the outcome in poll, so a
-        // Close or the timeout can still run meanwhile.
-        int rc = ::connect(ch->fd(), remote.sockaddr_ptr(), remote.sockaddr_len());
-        if (rc == 0) {
-          promise.TrySuccess();
-          ch->BecomeActive();
-          return;
-        }
-        if (errno != EINPROGRESS) {
-          absl::Status cause =
-              internal_transport::ErrnoStatus(errno, absl::StrCat("connect ", remote.ToString()));
-          promise.TryFailure(cause);
-          ch->DoClose(cause);
-          return;
-        }
-        ch->connect_promise_ = promise;
-        absl::Duration timeout = ch->config().connect_timeout();
-        if (timeout > absl::ZeroDuration() && timeout != absl::InfiniteDuration()) {
-          std::weak_ptr<Channel> weak = ch->shared_from_this();
-          std::string where = remote.ToString();
-          ch->connect_timeout_ = ch->oio_loop()->Schedule(
-              [ch, weak, where, timeout] {
-                ch->loop_affinity_.AssertOnLoop();
-                std::shared_ptr<Channel> alive = weak.lock();
-                if (alive == nullptr || !ch->connect_promise_.has_value()) return;
-                ch->FailConnect(absl::DeadlineExceededError(absl::StrCat(
-                    "connect to ", where, " timed out after ", absl::FormatDuration(timeout))));
-              },
-              timeout);
-        }
-      },
-      &promise);
-}
-
-void OioSocketChannel::FinishConnect() {
-  int err = 0;
-  socklen_t len = sizeof(err);
-  if (getsockopt(fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-  if (err != 0) {
-    FailConnect(internal_transport::ErrnoStatus(err, "connect"));
-    return;
-  }
-  ChannelPromise promise = std::move(*connect_promise_);
-  connect_promise_.reset();
-  if (connect_timeout_.has_value()) {
-    connect_timeout_->Cancel();
-    connect_timeout_.reset();
-  }
-  promise.TrySuccess();
-  BecomeActive();
-}
-
-void OioSocketChannel::FailConnect(absl::Status cause) {
-  if (!connect_promise_.has_value()) return;
-  ChannelPromise promise = std::move(*connect_promise_);
-  connect_promise_.reset();
-  if (connect_timeout_.has_value()) {
-    connect_timeout_->Cancel();
-    connect_timeout_.reset();
-  }
-  promise.TryFailure(cause);
-  DoClose(cause);
 }
 
 void OioSocketChannel::OioUnsafe::BeginRead() {
@@ -298,11 +164,11 @@ void OioSocketChannel::ReadReady() {
   pipeline().FireChannelReadComplete();
   if (!error.ok()) {
     pipeline().FireExceptionCaught(error);
-    DoClose(error);
+    CloseWithCause(error);
     return;
   }
   // With AUTO_READ on the head asked for the next read (read_requested_) above.
-  if (eof) DoClose(absl::OkStatus());
+  if (eof) CloseWithCause(absl::OkStatus());
 }
 
 void OioSocketChannel::OioUnsafe::Write(Message msg, ChannelPromise promise) {
@@ -346,11 +212,11 @@ void OioSocketChannel::FlushOnLoop() {
 void OioSocketChannel::DoWrite() {
   absl::Status written = outbound_.WriteTo(fd());
   if (!written.ok()) {
-    DoClose(written);
+    CloseWithCause(written);
     return;
   }
   // A graceful shutdown's drain is done once every queued write was handed over.
-  if (draining_ && IsOpen() && outbound_.empty()) DoClose(absl::OkStatus());
+  if (draining_ && IsOpen() && outbound_.empty()) CloseWithCause(absl::OkStatus());
 }
 
 void OioSocketChannel::OioUnsafe::Close(ChannelPromise promise) {
@@ -364,24 +230,16 @@ void OioSocketChannel::OioUnsafe::Close(ChannelPromise promise) {
   ch->RunOnLoop(
       [ch, self, promise]() mutable {
         ch->loop_affinity_.AssertOnLoop();
-        ch->DoClose(absl::OkStatus());
+        ch->CloseWithCause(absl::OkStatus());
         promise.TrySuccess();
       },
       &promise);
 }
 
-void OioSocketChannel::DoClose(absl::Status cause) {
+void OioSocketChannel::CloseWithCause(absl::Status cause) {
   if (!IsOpen()) return;
   std::shared_ptr<Channel> self = shared_from_this();
-  if (connect_timeout_.has_value()) {
-    connect_timeout_->Cancel();
-    connect_timeout_.reset();
-  }
-  if (connect_promise_.has_value()) {
-    ChannelPromise p = std::move(*connect_promise_);
-    connect_promise_.reset();
-    p.TryFailure(cause.ok() ? ClosedError() : cause);
-  }
+  AbortConnect(cause);
   read_requested_ = false;
   CloseCommon();
   // Writes still queued fail (a closed channel fires no writability change).

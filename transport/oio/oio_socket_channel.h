@@ -49,15 +49,11 @@
 #ifndef GYRE_TRANSPORT_OIO_OIO_SOCKET_CHANNEL_H_
 #define GYRE_TRANSPORT_OIO_OIO_SOCKET_CHANNEL_H_
 
-#include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "gyre/channel/byte_buf.h"
-#include "gyre/concurrent/scheduled_future.h"
 #include "gyre/transport/channel_outbound_buffer.h"
 #include "gyre/transport/oio/abstract_oio_channel.h"
 
@@ -87,9 +83,13 @@ class OioSocketChannel final : public AbstractOioChannel {
     void Register(EventLoop* loop, ChannelPromise promise) override {
       ch_->DoRegister(loop, std::move(promise));
     }
-    void Bind(const SocketAddress& local, ChannelPromise promise) override;
+    void Bind(const SocketAddress& local, ChannelPromise promise) override {
+      ch_->DoBind(local, std::move(promise));
+    }
     void Connect(const SocketAddress& remote, const SocketAddress& local,
-                 ChannelPromise promise) override;
+                 ChannelPromise promise) override {
+      ch_->DoConnect(remote, local, std::move(promise));
+    }
     void Disconnect(ChannelPromise promise) override { Close(std::move(promise)); }
     void Close(ChannelPromise promise) override;
     void Deregister(ChannelPromise promise) override { ch_->DoDeregister(std::move(promise)); }
@@ -112,21 +112,16 @@ class OioSocketChannel final : public AbstractOioChannel {
   void FlushOnLoop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   void OnRegistered() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  absl::Status EnsureSocket(int family) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void FinishConnect() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void FailConnect(absl::Status cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void ReadReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void DoWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void DoClose(absl::Status cause) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void BecomeActive() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void CloseWithCause(absl::Status cause) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  void BecomeActive() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   OioUnsafe unsafe_{this};
 
   // Loop-confined (guarded by the channel's loop affinity).
   // Its IsWritable() and pending_bytes() are thread-safe (read unchecked above).
   ChannelOutboundBuffer outbound_ ABSL_GUARDED_BY(loop_affinity_){this, "OioSocketChannel"};
-  std::optional<ChannelPromise> connect_promise_ ABSL_GUARDED_BY(loop_affinity_);
-  std::optional<ScheduledFuture<void>> connect_timeout_ ABSL_GUARDED_BY(loop_affinity_);
   bool read_requested_ ABSL_GUARDED_BY(loop_affinity_) = false;
   // Set by BeginShutdownDrain: closes once outbound_ is empty.
   bool draining_ ABSL_GUARDED_BY(loop_affinity_) = false;
