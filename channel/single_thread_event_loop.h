@@ -72,7 +72,7 @@ class SingleThreadEventLoop : public SingleThreadEventExecutor, public EventLoop
 
   // EventExecutor and EventLoop: one answer for each method both paths declare.
   using EventExecutor::InEventLoop;
-  bool InEventLoop(std::thread::id thread) const override {
+  bool InEventLoop(std::thread::id thread) const final {
     return SingleThreadEventExecutor::InEventLoop(thread);
   }
   EventLoop* Next() { return this; }

@@ -15,33 +15,23 @@
 
 namespace gyre {
 
-void ChannelOutboundBuffer::Add(Message msg, ChannelPromise promise) {
-  ByteBuf buf;
-  if (ByteBuf* b = msg.Get<ByteBuf>()) {
-    buf = std::move(*b);
-  } else if (const std::string* s = msg.Get<std::string>()) {
-    absl::StatusOr<ByteBuf> copied = PooledByteBufAllocator::Default()->CopiedBuffer(*s);
-    if (!copied.ok()) {
-      promise.TryFailure(copied.status());
-      return;
-    }
-    buf = *std::move(copied);
-  } else {
+void ChannelOutboundBuffer::AddOther(Message&& msg, ChannelPromise&& promise) {
+  const std::string* s = msg.Get<std::string>();
+  if (s == nullptr) {
     promise.TryFailure(absl::InvalidArgumentError(
         absl::StrCat(owner_, " cannot write a ", msg.type_name())));
     return;
   }
+  absl::StatusOr<ByteBuf> copied = PooledByteBufAllocator::Default()->CopiedBuffer(*s);
   msg.Reset();
-  int64_t size = static_cast<int64_t>(buf.ReadableBytes());
-  unflushed_.push_back(Pending{std::move(buf), std::move(promise)});
-  AddPending(size);
-}
-
-void ChannelOutboundBuffer::AddFlush() {
-  if (flushed_.empty()) {
-    flushed_.swap(unflushed_);
+  if (!copied.ok()) {
+    promise.TryFailure(copied.status());
     return;
   }
+  Enqueue(*std::move(copied), std::move(promise));
+}
+
+void ChannelOutboundBuffer::MoveUnflushed() {
   while (!unflushed_.empty()) {
     flushed_.push_back(std::move(unflushed_.front()));
     unflushed_.pop_front();
@@ -90,11 +80,11 @@ absl::Status ChannelOutboundBuffer::WriteTo(int fd) {
       flushed_.pop_front();
     }
     // User code from here on (listeners, writability handlers) may write, flush or
-    // close (which empties the queues through FailAll and ends the loop).
+    // close: a close empties the queues (FailAll), which ends the loop, and a closed
+    // channel queues nothing more.
     if (retired > 0) AddPending(-retired);
     for (ChannelPromise& promise : done_) promise.TrySuccess();
     done_.clear();
-    if (!channel_->IsOpen()) break;
   }
   in_write_ = false;
   return absl::OkStatus();

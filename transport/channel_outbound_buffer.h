@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -54,11 +55,24 @@ class ChannelOutboundBuffer {
   ChannelOutboundBuffer(const ChannelOutboundBuffer&) = delete;
   ChannelOutboundBuffer& operator=(const ChannelOutboundBuffer&) = delete;
 
-  // Queues `msg` as unflushed; fails `promise` when `msg` is not a buffer or a string
-  // (or the copy cannot be allocated).
-  void Add(Message msg, ChannelPromise promise);
+  // Queues `msg` as unflushed (leaving it empty); fails `promise` when `msg` is not a
+  // buffer or a string (or the copy cannot be allocated).
+  void Add(Message&& msg, ChannelPromise promise) {
+    if (ByteBuf* b = msg.Get<ByteBuf>()) {
+      Enqueue(std::move(*b), std::move(promise));
+      msg.Reset();
+      return;
+    }
+    AddOther(std::move(msg), std::move(promise));
+  }
   // Everything queued so far is to be written.
-  void AddFlush();
+  void AddFlush() {
+    if (flushed_.empty()) {
+      flushed_.swap(unflushed_);
+    } else {
+      MoveUnflushed();
+    }
+  }
   // Hands flushed bytes to `fd` until none are left, the socket is full, or
   // kWriteSpins rounds ran. Returns the errno status of a failed send (the caller
   // closes the channel); OK otherwise, also when called re-entrantly.
@@ -82,6 +96,13 @@ class ChannelOutboundBuffer {
     ChannelPromise promise;
   };
 
+  void Enqueue(ByteBuf&& buf, ChannelPromise&& promise) {
+    int64_t size = static_cast<int64_t>(buf.ReadableBytes());
+    unflushed_.push_back(Pending{std::move(buf), std::move(promise)});
+    AddPending(size);
+  }
+  void AddOther(Message&& msg, ChannelPromise&& promise);
+  void MoveUnflushed();
   void AddPending(int64_t delta);
   void SetWritable(bool writable);
 
