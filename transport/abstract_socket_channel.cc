@@ -9,7 +9,9 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 #include "gyre/concurrent/internal/log.h"
@@ -19,6 +21,20 @@ namespace gyre {
 namespace {
 
 absl::Status ClosedError() { return absl::FailedPreconditionError("channel is closed"); }
+
+// A status equal to `s` that shares no reference count with it. A failed connect's
+// promise gets one: the loop goes on copying `s` (closing the channel, failing its
+// writes) after it let go of the promise, while the thread that awaits the connect may
+// drop the promise's status last. The count itself is correct, but its decrement runs
+// inside Debian's Abseil, which the race detector does not see, so a shared count
+// would read as a race between the loop's increment and that thread's delete.
+absl::Status Unshared(const absl::Status& s) {
+  absl::Status copy(s.code(), s.message());
+  s.ForEachPayload([&copy](absl::string_view url, const absl::Cord& payload) {
+    copy.SetPayload(url, payload);
+  });
+  return copy;
+}
 
 }  // namespace
 
@@ -330,13 +346,13 @@ void AbstractSocketChannel::FinishConnect() {
 
 void AbstractSocketChannel::FailConnect(absl::Status cause) {
   if (!connect_promise_.has_value()) return;
-  TakeConnectPromise().TryFailure(cause);
-  CloseWithCause(cause);
+  TakeConnectPromise().TryFailure(Unshared(cause));
+  CloseWithCause(std::move(cause));
 }
 
 void AbstractSocketChannel::AbortConnect(const absl::Status& cause) {
   if (!connect_promise_.has_value()) return;
-  TakeConnectPromise().TryFailure(cause.ok() ? ClosedError() : cause);
+  TakeConnectPromise().TryFailure(cause.ok() ? ClosedError() : Unshared(cause));
 }
 
 void AbstractSocketChannel::MarkConnected() {
