@@ -80,7 +80,11 @@ void AdaptiveRecvByteBufAllocator::Handle::ReadComplete() { Record(total_bytes_)
 
 void AdaptiveRecvByteBufAllocator::Handle::Record(int64_t actual) {
   const size_t bytes = actual > 0 ? static_cast<size_t>(actual) : 0;
-  if (bytes <= kSizeTable[std::max(0, index_ - kIndexDecrement)]) {
+  // Shrink only onto a size the loop's bytes would not have filled. Netty shrinks when the
+  // bytes fit the step below exactly too; then a stream of same-sized messages settles on a
+  // guess equal to the message, every read fills its buffer, and each loop pays a second
+  // read that finds the socket empty (and a four-step growth that starts the cycle again).
+  if (index_ > min_index_ && bytes < kSizeTable[std::max(0, index_ - kIndexDecrement)]) {
     if (decrease_now_) {
       index_ = std::max(index_ - kIndexDecrement, min_index_);
       next_size_ = kSizeTable[index_];

@@ -73,6 +73,41 @@ TEST(AdaptiveRecvByteBufAllocatorTest, GrowingCancelsAPendingShrink) {
   EXPECT_EQ(h.Guess(), 32768u);
 }
 
+// One message of `size` bytes waits per read loop: a read that fills its buffer is
+// followed by one that finds the socket empty. Returns how many such empty reads were made.
+int LoopsOfOneMessage(Alloc::Handle& h, int64_t size, int loops) {
+  int empty_reads = 0;
+  for (int i = 0; i < loops; ++i) {
+    h.Reset(16);
+    int64_t waiting = size;
+    do {
+      size_t attempt = h.Guess();
+      int64_t n = std::min<int64_t>(waiting, static_cast<int64_t>(attempt));
+      if (n == 0) {
+        ++empty_reads;
+        h.LastBytesRead(-1, attempt);  // EAGAIN
+        break;
+      }
+      waiting -= n;
+      h.LastBytesRead(n, attempt);
+    } while (h.ContinueReading());
+    h.ReadComplete();
+  }
+  return empty_reads;
+}
+
+TEST(AdaptiveRecvByteBufAllocatorTest, SameSizedMessagesNeverFillTheSettledGuess) {
+  // A stream of same-sized messages (an echo, a fixed-size protocol) must not settle on a
+  // guess equal to the message: each read would fill it and each loop would pay a second
+  // read that returns EAGAIN. Table sizes are the sizes at risk.
+  for (int64_t size : {64, 256, 496, 512, 1024, 2048, 4096, 16384}) {
+    Alloc::Handle h;
+    LoopsOfOneMessage(h, size, 50);  // settle
+    EXPECT_EQ(LoopsOfOneMessage(h, size, 300), 0) << "message size " << size;
+    EXPECT_GT(h.Guess(), static_cast<size_t>(size)) << "message size " << size;
+  }
+}
+
 TEST(AdaptiveRecvByteBufAllocatorTest, NeverBelowTheMinimum) {
   Alloc::Handle h;
   for (int i = 0; i < 100; ++i) ReadLoop(h, {1});
