@@ -142,7 +142,7 @@ void ChannelHandlerContext::HandleInboundThrow(const char* what) {
 // An inbound method (and Read / Flush, which carry no promise): a throw goes to the
 // handler's ExceptionCaught.
 template <typename... Params, typename... Args>
-void ChannelHandlerContext::CallInbound(void (ChannelHandler::*method)(ChannelHandlerContext&,
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::CallInbound(void (ChannelHandler::*method)(ChannelHandlerContext&,
                                                                       Params...),
                                         Args&&... args) {
   try {
@@ -156,7 +156,7 @@ void ChannelHandlerContext::CallInbound(void (ChannelHandler::*method)(ChannelHa
 
 // An outbound method taking a promise last: a throw fails the promise.
 template <typename... Params, typename... Args>
-void ChannelHandlerContext::CallOutbound(void (ChannelHandler::*method)(ChannelHandlerContext&,
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::CallOutbound(void (ChannelHandler::*method)(ChannelHandlerContext&,
                                                                        Params...),
                                          ChannelPromise& promise, Args&&... args) {
   try {
@@ -212,13 +212,17 @@ void ChannelHandlerContext::InvokeChannelRead(Message msg) {
   RunOrPost([this, m = std::move(msg)]() mutable { ChannelReadHere(std::move(m)); },
             [this](const absl::Status& s) { LogRejected("ChannelRead (message released)", name_, s); });
 }
-void ChannelHandlerContext::ChannelReadHere(Message msg) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::ChannelReadHere(Message msg) {
   // A handler removed while this read was on its way passes it on, as Netty does.
   if (ABSL_PREDICT_FALSE(IsRemoved())) return FireChannelRead(std::move(msg));
   CallInbound(&ChannelHandler::ChannelRead, std::move(msg));
 }
 void ChannelHandlerContext::InvokeChannelReadComplete() {
+  if (RunsOnThisThread()) return ChannelReadCompleteHere();
   InvokeInbound("ChannelReadComplete", &ChannelHandler::ChannelReadComplete);
+}
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::ChannelReadCompleteHere() {
+  CallInbound(&ChannelHandler::ChannelReadComplete);
 }
 void ChannelHandlerContext::InvokeUserEventTriggered(Message event) {
   InvokeInbound("UserEventTriggered", &ChannelHandler::UserEventTriggered, std::move(event));
@@ -280,14 +284,21 @@ void ChannelHandlerContext::InvokeClose(ChannelPromise promise) {
 void ChannelHandlerContext::InvokeDeregister(ChannelPromise promise) {
   InvokeOutbound(&ChannelHandler::Deregister, std::move(promise));
 }
-void ChannelHandlerContext::InvokeRead() { InvokeInbound("Read", &ChannelHandler::Read); }
+void ChannelHandlerContext::InvokeRead() {
+  if (RunsOnThisThread()) return ReadHere();
+  InvokeInbound("Read", &ChannelHandler::Read);
+}
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::ReadHere() {
+  CallInbound(&ChannelHandler::Read);
+}
 void ChannelHandlerContext::InvokeWrite(Message msg, ChannelPromise promise) {
   if (RunsOnThisThread()) return WriteHere(std::move(msg), std::move(promise));
   RunOrPost(
       [this, m = std::move(msg), promise]() mutable { WriteHere(std::move(m), std::move(promise)); },
       [promise](const absl::Status& s) mutable { promise.TryFailure(s); });
 }
-void ChannelHandlerContext::WriteHere(Message msg, ChannelPromise promise) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::WriteHere(Message msg,
+                                                                      ChannelPromise promise) {
   if (ABSL_PREDICT_FALSE(IsRemoved())) return Write(std::move(msg), std::move(promise));
   CallOutbound(&ChannelHandler::Write, promise, std::move(msg));
 }
@@ -295,7 +306,9 @@ void ChannelHandlerContext::InvokeFlush() {
   if (RunsOnThisThread()) return FlushHere();
   InvokeInbound("Flush", &ChannelHandler::Flush);
 }
-void ChannelHandlerContext::FlushHere() { CallInbound(&ChannelHandler::Flush); }
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::FlushHere() {
+  CallInbound(&ChannelHandler::Flush);
+}
 
 // ---------------------------------------------------------------------------------
 // Fire* / outbound entry points of a context.
@@ -326,6 +339,11 @@ void ChannelHandlerContext::FireChannelRead(Message msg) {
       [this](Message m) { NextInbound()->InvokeChannelRead(std::move(m)); }, std::move(msg));
 }
 void ChannelHandlerContext::FireChannelReadComplete() {
+  if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
+    ChannelHandlerContext* next = NextInbound();
+    if (ABSL_PREDICT_TRUE(next->executor_ == executor_)) return next->ChannelReadCompleteHere();
+    return next->InvokeChannelReadComplete();
+  }
   FromHere("ChannelReadComplete", [this] { NextInbound()->InvokeChannelReadComplete(); });
 }
 void ChannelHandlerContext::FireUserEventTriggered(Message event) {
@@ -408,6 +426,11 @@ void ChannelHandlerContext::Deregister(ChannelPromise promise) {
                    std::move(promise));
 }
 void ChannelHandlerContext::Read() {
+  if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
+    ChannelHandlerContext* next = PrevOutbound();
+    if (ABSL_PREDICT_TRUE(next->executor_ == executor_)) return next->ReadHere();
+    return next->InvokeRead();
+  }
   FromHere("Read", [this] { PrevOutbound()->InvokeRead(); });
 }
 void ChannelHandlerContext::Write(Message msg, ChannelPromise promise) {
