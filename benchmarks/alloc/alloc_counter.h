@@ -24,6 +24,7 @@
 #ifndef GYRE_BENCHMARKS_ALLOC_ALLOC_COUNTER_H_
 #define GYRE_BENCHMARKS_ALLOC_ALLOC_COUNTER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
@@ -33,10 +34,17 @@ namespace gyre::bench {
 
 // A benchmark's problem size: `n`, or n / 1000 (at least 1) when GYRE_BENCH_SMOKE is set,
 // as the `<name>_smoke` tests do, so that a smoke run only proves the benchmark works.
+// GYRE_BENCH_DIVISOR=D (a positive integer) divides it by D instead, for a profile of a
+// smaller run (callgrind) that keeps the workload's shape.
 //   BENCHMARK(BM_Submit)->Arg(gyre::bench::SizeArg(1'000'000));
 inline int64_t SizeArg(int64_t n) {
-  if (std::getenv("GYRE_BENCH_SMOKE") == nullptr) return n;
-  return n / 1000 > 0 ? n / 1000 : 1;
+  int64_t divisor = 1;
+  if (std::getenv("GYRE_BENCH_SMOKE") != nullptr) {
+    divisor = 1000;
+  } else if (const char* d = std::getenv("GYRE_BENCH_DIVISOR")) {
+    divisor = std::max<int64_t>(1, std::atoll(d));
+  }
+  return n / divisor > 0 ? n / divisor : 1;
 }
 
 // GYRE_BENCH_ITERATIONS=N fixes a benchmark's iteration count, for instruction counts
