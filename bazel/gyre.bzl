@@ -4,7 +4,8 @@ Every C++ rule in gyre goes through these, so that warnings, include paths and t
 plumbing are set in one place:
 
 - `gyre_cc_library` makes `hdrs` reachable as `#include "gyre/<package>/<file>"`.
-- `gyre_cc_test` adds the sanitizer suppression files to the runfiles.
+- `gyre_cc_test` adds the sanitizer suppression files to the runfiles;
+  `gyre_cc_test_with_stress` adds a `stress`-tagged twin built with GYRE_STRESS.
 - `gyre_cc_benchmark` makes a `testonly` benchmark binary tagged `benchmark`, and a
   `<name>_smoke` test that runs each benchmark once, so benchmarks cannot rot. It links
   the counting `operator new` of `//benchmarks/alloc` (allocations per operation). The
@@ -52,6 +53,24 @@ def gyre_cc_test(name, copts = [], data = [], size = "small", deps = [], **kwarg
         deps = deps,
         **kwargs
     )
+
+def gyre_cc_test_with_stress(name, stress_args = [], **kwargs):
+    """A test and its heavy twin, from the same sources.
+
+    `name` is an ordinary test. `<name less _test>_stress_test` builds the same sources
+    with GYRE_STRESS defined (the test's heavy sizes), is tagged `stress` (run by
+    `./dev stress`, and once by `.ci/run`) and sized large. `stress_args` (a
+    --gtest_filter, say) are passed to the stress twin only.
+    """
+    if not name.endswith("_test"):
+        fail("gyre_cc_test_with_stress: %s does not end in _test" % name)
+    gyre_cc_test(name = name, **kwargs)
+    stress = dict(kwargs)
+    stress["size"] = "large"
+    stress["args"] = kwargs.get("args", []) + stress_args
+    stress["local_defines"] = kwargs.get("local_defines", []) + ["GYRE_STRESS"]
+    stress["tags"] = kwargs.get("tags", []) + ["stress"]
+    gyre_cc_test(name = name[:-len("_test")] + "_stress_test", **stress)
 
 def gyre_cc_benchmark(name, copts = [], deps = [], tags = [], **kwargs):
     native.cc_binary(
