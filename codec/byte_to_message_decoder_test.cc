@@ -13,14 +13,9 @@
 #include "gyre/testing/embedded_channel.h"
 
 namespace gyre {
+namespace codec_test {
 namespace {
 
-using codec_test::Buf;
-using codec_test::Describe;
-using codec_test::Exceptions;
-using codec_test::Feed;
-using codec_test::InboundStrings;
-using codec_test::Splits;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
@@ -281,4 +276,5 @@ TEST(ByteToMessageDecoderTest, ThrowingDecodeIsReportedAsInternal) {
 }
 
 }  // namespace
+}  // namespace codec_test
 }  // namespace gyre

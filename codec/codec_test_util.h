@@ -46,33 +46,27 @@ inline void Feed(testing::EmbeddedChannel& ch, const std::vector<std::string>& p
   for (const std::string& p : pieces) ch.WriteInbound(Buf(p));
 }
 
-// Reads every inbound ByteBuf as a string (a non-ByteBuf is reported as "<type>").
-inline std::vector<std::string> InboundStrings(testing::EmbeddedChannel& ch) {
+// A message as a string: a ByteBuf's bytes, a std::string itself, anything else "<type>".
+inline std::string AsString(Message& m) {
+  if (ByteBuf* b = m.Get<ByteBuf>()) return b->ToString();
+  if (std::string* s = m.Get<std::string>()) return *s;
+  return std::string("<") + m.type_name() + ">";
+}
+
+// Every message `read()` yields until it yields none, as strings.
+template <typename Read>
+std::vector<std::string> DrainAsStrings(Read read) {
   std::vector<std::string> out;
-  while (std::optional<Message> m = ch.ReadInbound()) {
-    if (ByteBuf* b = m->Get<ByteBuf>()) {
-      out.push_back(b->ToString());
-    } else if (std::string* s = m->Get<std::string>()) {
-      out.push_back(*s);
-    } else {
-      out.push_back(std::string("<") + m->type_name() + ">");
-    }
-  }
+  while (std::optional<Message> m = read()) out.push_back(AsString(*m));
   return out;
 }
 
+inline std::vector<std::string> InboundStrings(testing::EmbeddedChannel& ch) {
+  return DrainAsStrings([&ch] { return ch.ReadInbound(); });
+}
+
 inline std::vector<std::string> OutboundStrings(testing::EmbeddedChannel& ch) {
-  std::vector<std::string> out;
-  while (std::optional<Message> m = ch.ReadOutbound()) {
-    if (ByteBuf* b = m->Get<ByteBuf>()) {
-      out.push_back(b->ToString());
-    } else if (std::string* s = m->Get<std::string>()) {
-      out.push_back(*s);
-    } else {
-      out.push_back(std::string("<") + m->type_name() + ">");
-    }
-  }
-  return out;
+  return DrainAsStrings([&ch] { return ch.ReadOutbound(); });
 }
 
 // Every exception that reached the tail, in order.

@@ -17,14 +17,9 @@
 #include "gyre/testing/embedded_channel.h"
 
 namespace gyre {
+namespace codec_test {
 namespace {
 
-using codec_test::Describe;
-using codec_test::Exceptions;
-using codec_test::Feed;
-using codec_test::InboundStrings;
-using codec_test::OutboundStrings;
-using codec_test::Splits;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using Options = LengthFieldBasedFrameDecoderOptions;
@@ -275,4 +270,5 @@ TEST(LengthFieldPrependerTest, RoundTripsThroughTheDecoder) {
 }
 
 }  // namespace
+}  // namespace codec_test
 }  // namespace gyre

@@ -93,21 +93,18 @@ class AbstractServerSocketChannel : public Base {
   virtual EventLoopGroup* DefaultChildGroup() = 0;
 
  private:
-  class ServerUnsafe final : public Channel::Unsafe {
+  // Registration and deregistration as any socket channel; its own bind, close and
+  // read (accept); no connect or write.
+  class ServerUnsafe final : public Base::SocketUnsafe {
    public:
-    explicit ServerUnsafe(AbstractServerSocketChannel* ch) : ch_(ch) {}
-    void Register(EventLoop* loop, ChannelPromise promise) override {
-      ch_->DoRegister(loop, std::move(promise));
-    }
+    explicit ServerUnsafe(AbstractServerSocketChannel* ch) : Base::SocketUnsafe(ch), ch_(ch) {}
     void Bind(const SocketAddress& local, ChannelPromise promise) override {
       ch_->DoBind(local, std::move(promise));
     }
     void Connect(const SocketAddress&, const SocketAddress&, ChannelPromise promise) override {
       promise.TryFailure(absl::UnimplementedError("a server channel does not connect"));
     }
-    void Disconnect(ChannelPromise promise) override { Close(std::move(promise)); }
     void Close(ChannelPromise promise) override { ch_->DoClose(std::move(promise)); }
-    void Deregister(ChannelPromise promise) override { ch_->DoDeregister(std::move(promise)); }
     void BeginRead() override { ch_->DoBeginRead(); }
     void Write(Message, ChannelPromise promise) override {
       promise.TryFailure(absl::UnimplementedError("a server channel does not write"));

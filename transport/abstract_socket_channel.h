@@ -58,6 +58,31 @@ class AbstractSocketChannel : public Channel {
   SingleThreadEventLoop* registered_loop() const { return loop_.load(std::memory_order_acquire); }
 
  protected:
+  // The part of a transport's Unsafe that is this class's: registration, bind, connect,
+  // deregistration, and disconnect as close. A transport's Unsafe derives from it and
+  // adds close, read, write and flush. Owned by (and pointing at) its channel.
+  class SocketUnsafe : public Unsafe {
+   public:
+    explicit SocketUnsafe(AbstractSocketChannel* channel) : channel_(channel) {}
+    void Register(EventLoop* loop, ChannelPromise promise) override {
+      channel_->DoRegister(loop, std::move(promise));
+    }
+    void Bind(const SocketAddress& local, ChannelPromise promise) override {
+      channel_->DoBind(local, std::move(promise));
+    }
+    void Connect(const SocketAddress& remote, const SocketAddress& local,
+                 ChannelPromise promise) override {
+      channel_->DoConnect(remote, local, std::move(promise));
+    }
+    void Disconnect(ChannelPromise promise) override { Close(std::move(promise)); }
+    void Deregister(ChannelPromise promise) override {
+      channel_->DoDeregister(std::move(promise));
+    }
+
+   private:
+    AbstractSocketChannel* const channel_;
+  };
+
   // `fd` may be -1 (the socket is made on bind/connect).
   AbstractSocketChannel(Channel* parent, int fd);
 

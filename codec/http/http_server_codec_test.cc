@@ -15,14 +15,9 @@
 #include "gyre/testing/embedded_channel.h"
 
 namespace gyre {
+namespace codec_test {
 namespace {
 
-using codec_test::Buf;
-using codec_test::Describe;
-using codec_test::Exceptions;
-using codec_test::Feed;
-using codec_test::OutboundStrings;
-using codec_test::Splits;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using testing::EmbeddedChannel;
@@ -394,4 +389,5 @@ TEST(HttpServerCodecTest, CreateValidatesLimits) {
 }
 
 }  // namespace
+}  // namespace codec_test
 }  // namespace gyre

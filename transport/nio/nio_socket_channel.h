@@ -90,22 +90,10 @@ class NioSocketChannel final : public AbstractNioChannel {
   Unsafe& unsafe() override { return unsafe_; }
 
  private:
-  class NioUnsafe final : public Unsafe {
+  class NioUnsafe final : public SocketUnsafe {
    public:
-    explicit NioUnsafe(NioSocketChannel* ch) : ch_(ch) {}
-    void Register(EventLoop* loop, ChannelPromise promise) override {
-      ch_->DoRegister(loop, std::move(promise));
-    }
-    void Bind(const SocketAddress& local, ChannelPromise promise) override {
-      ch_->DoBind(local, std::move(promise));
-    }
-    void Connect(const SocketAddress& remote, const SocketAddress& local,
-                 ChannelPromise promise) override {
-      ch_->DoConnect(remote, local, std::move(promise));
-    }
-    void Disconnect(ChannelPromise promise) override { Close(std::move(promise)); }
+    explicit NioUnsafe(NioSocketChannel* ch) : SocketUnsafe(ch), ch_(ch) {}
     void Close(ChannelPromise promise) override;
-    void Deregister(ChannelPromise promise) override { ch_->DoDeregister(std::move(promise)); }
     void BeginRead() override;
     void Write(Message msg, ChannelPromise promise) override;
     void Flush() override;
