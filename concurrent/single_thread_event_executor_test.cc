@@ -50,13 +50,11 @@ bool AdvanceUntilDone(testing::ManualTicker& ticker, const Future<void>& done,
   return done.IsDone();
 }
 
-// A DefaultEventExecutor-like loop that records what Cleanup() saw.
-class RecordingExecutor final : public SingleThreadEventExecutor {
+// A DefaultEventExecutor-like loop, for subclasses that add a Cleanup(). (Each subclass
+// joins in its own destructor: Cleanup runs on the loop thread until then.)
+class LoopForTest : public SingleThreadEventExecutor {
  public:
-  explicit RecordingExecutor(ExecutorOptions o) : SingleThreadEventExecutor(nullptr, std::move(o)) {}
-  ~RecordingExecutor() override { ShutdownAndJoin(); }
-  std::atomic<int> cleanups{0};
-  std::atomic<ExecutorState> state_at_cleanup{ExecutorState::kNotStarted};
+  explicit LoopForTest(ExecutorOptions o) : SingleThreadEventExecutor(nullptr, std::move(o)) {}
 
  protected:
   void Run() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
@@ -66,6 +64,17 @@ class RecordingExecutor final : public SingleThreadEventExecutor {
       if (ConfirmShutdown()) break;
     }
   }
+};
+
+// Records what Cleanup() saw.
+class RecordingExecutor final : public LoopForTest {
+ public:
+  explicit RecordingExecutor(ExecutorOptions o) : LoopForTest(std::move(o)) {}
+  ~RecordingExecutor() override { ShutdownAndJoin(); }
+  std::atomic<int> cleanups{0};
+  std::atomic<ExecutorState> state_at_cleanup{ExecutorState::kNotStarted};
+
+ protected:
   void Cleanup() override {
     state_at_cleanup = state();
     cleanups.fetch_add(1);
@@ -817,20 +826,13 @@ TEST(LocalQueueTest, LoopSubmissionsRunInOrderAndCountAsPending) {
 }
 
 // A loop whose Cleanup() (run in kShutdown, after the drain) tries to queue a task.
-class SubmitsInCleanup final : public SingleThreadEventExecutor {
+class SubmitsInCleanup final : public LoopForTest {
  public:
-  SubmitsInCleanup() : SingleThreadEventExecutor(nullptr, ExecutorOptions()) {}
+  SubmitsInCleanup() : LoopForTest(ExecutorOptions()) {}
   ~SubmitsInCleanup() override { ShutdownAndJoin(); }
   std::atomic<int> cleanup_status{-1};
 
  protected:
-  void Run() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
-    for (;;) {
-      WaitForTasks();
-      RunAllTasks();
-      if (ConfirmShutdown()) break;
-    }
-  }
   void Cleanup() override {
     cleanup_status = static_cast<int>(Execute([] {}).code());
   }

@@ -27,22 +27,15 @@
 #include <mutex>
 #include <string>
 
+#include "gyre/testing/budget.h"
+#include "gyre/testing/executor_test_util.h"
 #include "gyre/testing/stream_test_util.h"
 
 namespace gyre {
 namespace stress {
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-#else
-inline constexpr bool kSanitized = false;
-#endif
+// True under ThreadSanitizer or AddressSanitizer.
+using ::gyre::testing::kSanitized;
 
 inline constexpr int kSanitizerDivisor = 5;
 
@@ -139,28 +132,10 @@ inline std::string Payload(uint32_t seed, size_t n) {
   return s;
 }
 
-// A counter one can wait on.
-class Counter {
+// A counter one can wait on; WaitFor gives up after this file's kHandshakeTimeout.
+class Counter : public ::gyre::test::Counter {
  public:
-  void Add(int d = 1) {
-    std::lock_guard<std::mutex> lock(mu_);
-    value_ += d;
-    cv_.notify_all();
-  }
-  int value() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return value_;
-  }
-  // Returns false if the value did not reach `n` within kHandshakeTimeout.
-  bool WaitFor(int n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, kHandshakeTimeout, [&] { return value_ >= n; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int value_ = 0;
+  bool WaitFor(int n) { return test::Counter::WaitFor(n, kHandshakeTimeout); }
 };
 
 }  // namespace stress

@@ -24,18 +24,6 @@
 namespace gyre {
 namespace test {
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-#else
-inline constexpr bool kSanitized = false;
-#endif
-
 // How long a handshake waits before the test gives up (a failure, not a timing check).
 inline constexpr std::chrono::seconds kHandshakeTimeout{30};
 
@@ -66,19 +54,20 @@ class Latch {
 // A counter one can wait on.
 class Counter {
  public:
-  void Increment() {
+  void Add(int d = 1) {
     std::lock_guard<std::mutex> lock(mu_);
-    ++value_;
+    value_ += d;
     cv_.notify_all();
   }
+  void Increment() { Add(1); }
   int value() {
     std::lock_guard<std::mutex> lock(mu_);
     return value_;
   }
-  // Returns false if the value did not reach `n` within kHandshakeTimeout.
-  bool WaitFor(int n) {
+  // Returns false if the value did not reach `n` within `timeout`.
+  bool WaitFor(int n, std::chrono::seconds timeout = kHandshakeTimeout) {
     std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, kHandshakeTimeout, [&] { return value_ >= n; });
+    return cv_.wait_for(lock, timeout, [&] { return value_ >= n; });
   }
 
  private:
