@@ -16,13 +16,19 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/byte_buf_allocator.h"
+#include "gyre/channel/channel_future.h"
+#include "gyre/concurrent/event_executor.h"
+#include "gyre/concurrent/promise.h"
 #include "gyre/concurrent/internal/log.h"
 
 namespace gyre {
@@ -41,6 +47,30 @@ inline ByteBuf StreamChunk(uint64_t offset, size_t n) {
   absl::StatusOr<ByteBuf> b = PooledByteBufAllocator::Default()->CopiedBuffer(bytes);
   GYRE_CHECK(b.ok()) << b.status();
   return *std::move(b);
+}
+
+// Writes the stream's first `chunks` x `chunk` bytes to `ch` in one task on `loop` (the
+// loop `ch` is or will be registered with: a child handed out by a server's initializer
+// is not registered yet):
+// every chunk but the last with WriteAndFlush, the last with a plain Write (queued, not
+// flushed). Returns the writes' futures, and in `*pending` the channel's pending outbound
+// bytes right after (-1 if the loop did not run the task within `wait`). `Ch` is a
+// socket channel (it has PendingOutboundBytes()).
+template <typename Ch>
+std::vector<ChannelFuture> QueueStreamWrites(EventExecutor* loop, std::shared_ptr<Ch> ch,
+                                             int chunks, size_t chunk, absl::Duration wait,
+                                             int64_t* pending) {
+  std::vector<ChannelFuture> writes;
+  Promise<int64_t> queued(nullptr);
+  absl::Status status = loop->Execute([ch, chunks, chunk, &writes, queued]() mutable {
+    for (int i = 0; i < chunks; ++i) {
+      ByteBuf b = StreamChunk(uint64_t{chunk} * i, chunk);
+      writes.push_back(i + 1 < chunks ? ch->WriteAndFlush(std::move(b)) : ch->Write(std::move(b)));
+    }
+    queued.TrySuccess(ch->PendingOutboundBytes());
+  });
+  *pending = status.ok() && queued.AwaitFor(wait) ? *queued.GetNow() : -1;
+  return writes;
 }
 
 // What a blocking reader saw of the stream.

@@ -127,26 +127,14 @@ class GracefulDrainTest : public ::testing::Test {
     accepted_ = *child_.GetNow();
   }
 
-  // Queues kTotal bytes on the child in one loop task: all but the last chunk with
-  // WriteAndFlush, the last with a plain Write (left unflushed). Returns the futures
-  // and checks that bytes stay in the outbound buffer.
+  // Queues kTotal bytes on the channel in one loop task, the last chunk unflushed
+  // (testing::QueueStreamWrites), and checks that most of them wait in the channel: the
+  // socket buffers take at most a few hundred KiB.
   std::vector<ChannelFuture> QueueWrites() {
-    std::vector<ChannelFuture> writes;
-    Promise<int64_t> pending(nullptr);
-    std::shared_ptr<NioSocketChannel> ch = accepted_;
-    EXPECT_TRUE(loop_
-                    ->Execute([ch, &writes, pending]() mutable {
-                      for (int i = 0; i < kChunks; ++i) {
-                        ByteBuf chunk = testing::StreamChunk(uint64_t{kChunk} * i, kChunk);
-                        writes.push_back(i + 1 < kChunks ? ch->WriteAndFlush(std::move(chunk))
-                                                         : ch->Write(std::move(chunk)));
-                      }
-                      pending.TrySuccess(ch->PendingOutboundBytes());
-                    })
-                    .ok());
-    EXPECT_TRUE(pending.AwaitFor(kWait));
-    // The socket buffers took at most a few hundred KiB: the rest waits in the channel.
-    EXPECT_GT(*pending.GetNow(), static_cast<int64_t>(kTotal / 2));
+    int64_t pending = 0;
+    std::vector<ChannelFuture> writes =
+        testing::QueueStreamWrites(loop_, accepted_, kChunks, kChunk, kWait, &pending);
+    EXPECT_GT(pending, static_cast<int64_t>(kTotal / 2));
     return writes;
   }
 

@@ -75,23 +75,14 @@ class OioGracefulDrainTest : public ::testing::Test {
     loop_ = channel_->event_loop();
   }
 
-  // As in the nio test: kTotal bytes in one loop task, the last chunk unflushed.
+  // Queues kTotal bytes on the channel in one loop task, the last chunk unflushed
+  // (testing::QueueStreamWrites), and checks that most of them wait in the channel: the
+  // socket buffers take at most a few hundred KiB.
   std::vector<ChannelFuture> QueueWrites() {
-    std::vector<ChannelFuture> writes;
-    Promise<int64_t> pending(nullptr);
-    std::shared_ptr<OioSocketChannel> ch = channel_;
-    EXPECT_TRUE(loop_
-                    ->Execute([ch, &writes, pending]() mutable {
-                      for (int i = 0; i < kChunks; ++i) {
-                        ByteBuf chunk = testing::StreamChunk(uint64_t{kChunk} * i, kChunk);
-                        writes.push_back(i + 1 < kChunks ? ch->WriteAndFlush(std::move(chunk))
-                                                         : ch->Write(std::move(chunk)));
-                      }
-                      pending.TrySuccess(ch->PendingOutboundBytes());
-                    })
-                    .ok());
-    EXPECT_TRUE(pending.AwaitFor(kWait));
-    EXPECT_GT(*pending.GetNow(), static_cast<int64_t>(kTotal / 2));
+    int64_t pending = 0;
+    std::vector<ChannelFuture> writes =
+        testing::QueueStreamWrites(loop_, channel_, kChunks, kChunk, kWait, &pending);
+    EXPECT_GT(pending, static_cast<int64_t>(kTotal / 2));
     return writes;
   }
 
