@@ -14,6 +14,17 @@ using ::gyre::testing::TestExecutor;
 
 class PromiseCombinerTest : public ::testing::Test {
  protected:
+  // On the executor: combines `a` alone into `aggregate`, then runs `then()` there.
+  template <typename F>
+  void CombineOne(Promise<int>& a, Promise<void>& aggregate, F then) {
+    executor_.RunAndWait([&] {
+      PromiseCombiner combiner(&executor_);
+      ASSERT_TRUE(combiner.Add(a).ok());
+      ASSERT_TRUE(combiner.Finish(aggregate).ok());
+      then();
+    });
+  }
+
   TestExecutor executor_;
 };
 
@@ -75,10 +86,7 @@ TEST_F(PromiseCombinerTest, FirstFailureWinsB63) {
 TEST_F(PromiseCombinerTest, CancelledCountsAsFailure) {
   Promise<int> a(&executor_);
   Promise<void> aggregate(&executor_);
-  executor_.RunAndWait([&] {
-    PromiseCombiner combiner(&executor_);
-    combiner.Add(a).IgnoreError();
-    combiner.Finish(aggregate).IgnoreError();
+  CombineOne(a, aggregate, [&] {
     a.Cancel();
     EXPECT_EQ(aggregate.Cause().code(), absl::StatusCode::kCancelled);
   });
@@ -87,10 +95,7 @@ TEST_F(PromiseCombinerTest, CancelledCountsAsFailure) {
 TEST_F(PromiseCombinerTest, AlreadyCompletedAggregateIsFine) {
   Promise<int> a(&executor_);
   Promise<void> aggregate(&executor_);
-  executor_.RunAndWait([&] {
-    PromiseCombiner combiner(&executor_);
-    combiner.Add(a).IgnoreError();
-    combiner.Finish(aggregate).IgnoreError();
+  CombineOne(a, aggregate, [&] {
     aggregate.TryFailure(absl::AbortedError("user"));
     a.TrySuccess(1);  // TrySuccess on a done aggregate: no error
     EXPECT_EQ(aggregate.Cause().code(), absl::StatusCode::kAborted);
@@ -134,11 +139,7 @@ TEST_F(PromiseCombinerTest, OffExecutorIsFailedPreconditionB64) {
 TEST_F(PromiseCombinerTest, OutlivedByItsFutures) {
   Promise<int> a(&executor_);
   Promise<void> aggregate(&executor_);
-  executor_.RunAndWait([&] {
-    PromiseCombiner combiner(&executor_);
-    combiner.Add(a).IgnoreError();
-    combiner.Finish(aggregate).IgnoreError();
-  });  // combiner destroyed
+  CombineOne(a, aggregate, [] {});  // the combiner is gone when it returns
   a.TrySuccess(1);
   ASSERT_TRUE(aggregate.AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
   EXPECT_TRUE(aggregate.IsSuccess());

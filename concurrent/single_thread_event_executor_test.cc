@@ -411,10 +411,16 @@ TEST(SingleThreadEventExecutorTest, SnapshotCountsTasks) {
 
 // --- Scheduled tasks -------------------------------------------------------------
 
-// B15 on virtual time.
-TEST(ScheduledTaskTest, RunsWhenDueAndNotBefore) {
+// Timers on virtual time: each test's executor runs on `ticker` (members named as the
+// locals they replace).
+class ScheduledTaskTest : public ::testing::Test {
+ protected:
   testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+  DefaultEventExecutor executor{WithTicker(&ticker)};
+};
+
+// B15 on virtual time.
+TEST_F(ScheduledTaskTest, RunsWhenDueAndNotBefore) {
   int64_t start = ticker.Nanos();
   ScheduledFuture<int> f = executor.Schedule([] { return 42; }, absl::Seconds(5));
   EXPECT_EQ(f.Deadline(), ticker.ToTime(start + absl::ToInt64Nanoseconds(absl::Seconds(5))));
@@ -427,9 +433,7 @@ TEST(ScheduledTaskTest, RunsWhenDueAndNotBefore) {
 }
 
 // B69: a zero or negative delay means now.
-TEST(ScheduledTaskTest, NonPositiveDelayRunsNow) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, NonPositiveDelayRunsNow) {
   auto a = executor.Schedule([] { return 1; }, absl::ZeroDuration());
   auto b = executor.Schedule([] { return 2; }, absl::Seconds(-3));
   ASSERT_TRUE(a.Sync().ok());
@@ -437,9 +441,7 @@ TEST(ScheduledTaskTest, NonPositiveDelayRunsNow) {
   EXPECT_EQ(*b.Sync(), 2);
 }
 
-TEST(ScheduledTaskTest, SameDeadlineRunsInSubmissionOrder) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, SameDeadlineRunsInSubmissionOrder) {
   std::vector<int> order;
   std::vector<ScheduledFuture<void>> fs;
   for (int i = 0; i < 20; ++i) {
@@ -451,9 +453,7 @@ TEST(ScheduledTaskTest, SameDeadlineRunsInSubmissionOrder) {
 }
 
 // Cancelled timers leave the heap (and free their bodies) long before their deadline.
-TEST(ScheduledTaskTest, CancelRemovesTheTask) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, CancelRemovesTheTask) {
   auto token = std::make_shared<int>(0);
   std::vector<ScheduledFuture<void>> fs;
   for (int i = 0; i < 1000; ++i) {
@@ -471,9 +471,7 @@ TEST(ScheduledTaskTest, CancelRemovesTheTask) {
   for (auto& f : fs) EXPECT_TRUE(f.IsCancelled());
 }
 
-TEST(ScheduledTaskTest, CancelOnTheLoopRemovesAtOnce) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, CancelOnTheLoopRemovesAtOnce) {
   auto f = executor.Submit([&] {
     auto timer = executor.Schedule([] {}, absl::Seconds(10));
     size_t before = executor.ScheduledTaskCount();
@@ -485,9 +483,7 @@ TEST(ScheduledTaskTest, CancelOnTheLoopRemovesAtOnce) {
 }
 
 // B16/B17: fixed rate; late runs catch up back to back; cancel stops it.
-TEST(ScheduledTaskTest, FixedRateCatchesUpAndStopsOnCancel) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, FixedRateCatchesUpAndStopsOnCancel) {
   Counter runs;
   ScheduledFuture<void> f = executor.ScheduleAtFixedRate([&] { runs.Increment(); },
                                                          absl::Milliseconds(100),
@@ -507,9 +503,7 @@ TEST(ScheduledTaskTest, FixedRateCatchesUpAndStopsOnCancel) {
 }
 
 // B18: fixed delay counts from the end of the previous run.
-TEST(ScheduledTaskTest, FixedDelayCountsFromTheEndOfTheRun) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, FixedDelayCountsFromTheEndOfTheRun) {
   Counter runs;
   ScheduledFuture<void> f = executor.ScheduleWithFixedDelay(
       [&] {
@@ -528,9 +522,7 @@ TEST(ScheduledTaskTest, FixedDelayCountsFromTheEndOfTheRun) {
   EXPECT_TRUE(f.Cancel());
 }
 
-TEST(ScheduledTaskTest, PeriodicTaskStopsWhenItThrows) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, PeriodicTaskStopsWhenItThrows) {
   std::atomic<int> runs{0};
   ScheduledFuture<void> f = executor.ScheduleAtFixedRate(
       [&] {
@@ -547,7 +539,7 @@ TEST(ScheduledTaskTest, PeriodicTaskStopsWhenItThrows) {
 }
 
 // B70: a non-positive period is an error; a zero initial delay is fine.
-TEST(ScheduledTaskTest, NonPositivePeriodIsInvalid) {
+TEST_F(ScheduledTaskTest, NonPositivePeriodIsInvalid) {
   DefaultEventExecutor executor;
   auto a = executor.ScheduleAtFixedRate([] {}, absl::ZeroDuration(), absl::ZeroDuration());
   auto b = executor.ScheduleWithFixedDelay([] {}, absl::ZeroDuration(), absl::Seconds(-1));
@@ -558,9 +550,7 @@ TEST(ScheduledTaskTest, NonPositivePeriodIsInvalid) {
 }
 
 // B29/B71: huge delays saturate and never fire; they can be cancelled.
-TEST(ScheduledTaskTest, HugeDelaysSaturate) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, HugeDelaysSaturate) {
   auto a = executor.Schedule([] {}, absl::InfiniteDuration());
   auto b = executor.Schedule([] {}, absl::Hours(24 * 365 * 1000));
   ticker.Advance(absl::Hours(24 * 365));
@@ -573,9 +563,7 @@ TEST(ScheduledTaskTest, HugeDelaysSaturate) {
 }
 
 // Timers pending at termination complete as cancelled and never run.
-TEST(ScheduledTaskTest, PendingTimersAreCancelledAtTermination) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, PendingTimersAreCancelledAtTermination) {
   std::atomic<bool> ran{false};
   auto once = executor.Schedule([&] { ran = true; }, absl::Seconds(10));
   auto periodic = executor.ScheduleAtFixedRate([&] { ran = true; }, absl::Seconds(10),
@@ -588,9 +576,7 @@ TEST(ScheduledTaskTest, PendingTimersAreCancelledAtTermination) {
 }
 
 // B07: a queue that is never empty does not starve the timers.
-TEST(ScheduledTaskTest, BusyQueueDoesNotStarveTimers) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, BusyQueueDoesNotStarveTimers) {
   std::atomic<bool> stop{false};
   std::atomic<int> spins{0};
   struct Spinner {
@@ -862,9 +848,7 @@ TEST(LocalQueueTest, ShutdownDrainsLoopSubmissionsThenRejectsThem) {
 
 // A timer scheduled from another thread with an earlier deadline than the one the loop
 // sleeps for wakes it (virtual time: the loop would otherwise sleep an hour for real).
-TEST(ScheduledTaskTest, EarlierForeignTimerWakesASleepingLoop) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, EarlierForeignTimerWakesASleepingLoop) {
   auto late = executor.Schedule([] {}, absl::Hours(1));
   Barrier(executor);  // the loop now sleeps until the hour is up
   auto now = executor.Schedule([] { return 7; }, absl::ZeroDuration());
@@ -876,9 +860,7 @@ TEST(ScheduledTaskTest, EarlierForeignTimerWakesASleepingLoop) {
 // Cross-thread cancellations free their timers without any other task or timer waking
 // the loop: once 1024 (kCancelWakeBatch) wait, they wake it, so fewer than that are ever
 // left waiting for the loop's next wake-up.
-TEST(ScheduledTaskTest, MassForeignCancelFreesTimersWithoutAnotherWakeup) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, MassForeignCancelFreesTimersWithoutAnotherWakeup) {
   auto token = std::make_shared<int>(0);
   std::vector<ScheduledFuture<void>> fs;
   for (int i = 0; i < 4096; ++i) fs.push_back(executor.Schedule([token] {}, absl::Hours(1)));
@@ -898,9 +880,7 @@ TEST(ScheduledTaskTest, MassForeignCancelFreesTimersWithoutAnotherWakeup) {
 
 // Timers scheduled from many threads while others cancel them: each runs or is
 // cancelled exactly once, and nothing stays in the heap.
-TEST(ScheduledTaskTest, ConcurrentForeignScheduleAndCancel) {
-  testing::ManualTicker ticker;
-  DefaultEventExecutor executor(WithTicker(&ticker));
+TEST_F(ScheduledTaskTest, ConcurrentForeignScheduleAndCancel) {
   std::atomic<int> ran{0};
   constexpr int kThreads = 4;
   constexpr int kPerThread = 2000;
