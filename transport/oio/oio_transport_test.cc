@@ -283,30 +283,51 @@ TEST(OioTransportTest, CappedChildGroupClosesExtraConnectionsAndKeepsServing) {
   StopServer(*server);
 }
 
-TEST(OioTransportTest, CloseFromForeignThreadUnblocksLoopWaitingForBytes) {
+// An Echo client channel on its own OioEventLoopGroup, connected to a raw listener, and
+// the peer socket accepted for it. The destructor closes the sockets and shuts the
+// group down.
+struct ClientOfRawPeer {
+  int listener = -1;
+  int peer = -1;
+  std::unique_ptr<OioEventLoopGroup> group;
+  std::shared_ptr<Channel> channel;
+
+  ~ClientOfRawPeer() {
+    if (peer >= 0) close(peer);
+    if (listener >= 0) close(listener);
+    if (group != nullptr) {
+      EXPECT_TRUE(group->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(10)).AwaitFor(kWait));
+    }
+  }
+};
+
+void ConnectToRawPeer(ClientOfRawPeer* c) {
   uint16_t port = 0;
-  int listener = ListenRaw(&port);
-  ASSERT_GE(listener, 0);
-  auto group = OioEventLoopGroup::Create();
-  ASSERT_TRUE(group.ok());
+  c->listener = ListenRaw(&port);
+  ASSERT_GE(c->listener, 0);
+  absl::StatusOr<std::unique_ptr<OioEventLoopGroup>> group = OioEventLoopGroup::Create();
+  ASSERT_TRUE(group.ok()) << group.status();
+  c->group = std::move(*group);
   Bootstrap client;
-  client.Group(group->get()).Channel<OioSocketChannel>().Handler(std::make_shared<Echo>());
+  client.Group(c->group.get()).Channel<OioSocketChannel>().Handler(std::make_shared<Echo>());
   absl::StatusOr<std::shared_ptr<Channel>> ch = client.Connect(SocketAddress::Loopback(port)).Sync();
   ASSERT_TRUE(ch.ok()) << ch.status();
-  int peer = accept(listener, nullptr, nullptr);
-  ASSERT_GE(peer, 0);
-  EventLoop* loop = (*ch)->event_loop();
+  c->channel = *ch;
+  c->peer = accept(c->listener, nullptr, nullptr);
+  ASSERT_GE(c->peer, 0);
+}
+
+TEST(OioTransportTest, CloseFromForeignThreadUnblocksLoopWaitingForBytes) {
+  ClientOfRawPeer c;
+  ASSERT_NO_FATAL_FAILURE(ConnectToRawPeer(&c));
+  EventLoop* loop = c.channel->event_loop();
   // The peer never sends: the channel's thread is waiting for bytes.
-  std::shared_ptr<Channel> channel = *ch;
-  std::thread closer([channel] { channel->Close(); });
+  std::thread closer([channel = c.channel] { channel->Close(); });
   closer.join();
-  EXPECT_TRUE((*ch)->CloseFuture().AwaitFor(kWait));
-  EXPECT_FALSE((*ch)->IsOpen());
+  EXPECT_TRUE(c.channel->CloseFuture().AwaitFor(kWait));
+  EXPECT_FALSE(c.channel->IsOpen());
   EXPECT_TRUE(loop->TerminationFuture().AwaitFor(kWait));
-  EXPECT_EQ(ReadUpTo(peer, 1), "");  // the peer sees the close
-  close(peer);
-  close(listener);
-  EXPECT_TRUE((*group)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(10)).AwaitFor(kWait));
+  EXPECT_EQ(ReadUpTo(c.peer, 1), "");  // the peer sees the close
 }
 
 TEST(OioTransportTest, ServerCloseFromForeignThreadUnblocksAccept) {
@@ -384,18 +405,9 @@ TEST(OioTransportTest, BindInUseFailsTheFuture) {
 }
 
 TEST(OioTransportTest, TaskSubmittedWhileChannelIdleBlockedRuns) {
-  uint16_t port = 0;
-  int listener = ListenRaw(&port);
-  ASSERT_GE(listener, 0);
-  auto group = OioEventLoopGroup::Create();
-  ASSERT_TRUE(group.ok());
-  Bootstrap client;
-  client.Group(group->get()).Channel<OioSocketChannel>().Handler(std::make_shared<Echo>());
-  absl::StatusOr<std::shared_ptr<Channel>> ch = client.Connect(SocketAddress::Loopback(port)).Sync();
-  ASSERT_TRUE(ch.ok()) << ch.status();
-  int peer = accept(listener, nullptr, nullptr);
-  ASSERT_GE(peer, 0);
-  auto* loop = dynamic_cast<ThreadPerChannelEventLoop*>((*ch)->event_loop());
+  ClientOfRawPeer c;
+  ASSERT_NO_FATAL_FAILURE(ConnectToRawPeer(&c));
+  auto* loop = dynamic_cast<ThreadPerChannelEventLoop*>(c.channel->event_loop());
   ASSERT_NE(loop, nullptr);
   // Wait until the loop has gone back to poll with nothing to do: a round trip
   // through its queue, then the peer stays silent.
@@ -404,11 +416,8 @@ TEST(OioTransportTest, TaskSubmittedWhileChannelIdleBlockedRuns) {
   ASSERT_TRUE(ran.AwaitFor(kWait));
   ASSERT_TRUE(ran.IsSuccess());
   EXPECT_TRUE(*ran.GetNow());
-  EXPECT_TRUE((*ch)->IsOpen());
-  (*ch)->Close().Await().IgnoreError();
-  close(peer);
-  close(listener);
-  EXPECT_TRUE((*group)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(10)).AwaitFor(kWait));
+  EXPECT_TRUE(c.channel->IsOpen());
+  c.channel->Close().Await().IgnoreError();
 }
 
 TEST(OioTransportTest, GroupRefusesBadInputWithStatus) {
