@@ -75,17 +75,24 @@ TEST(LineBasedFrameDecoderTest, LineOfExactlyMaxLengthPasses) {
 
 // The over-long line is dropped up to its line end, exactly one TooLongFrame is
 // raised, and the next line decodes: the channel stays usable.
+// Feeds `pieces` of "<10 bytes><delimiter>ab<delimiter>" to a decoder whose maximum is 8:
+// the long frame is dropped and reported once as too long, "ab" comes through.
+void ExpectTooLongThenAb(testing::EmbeddedChannel& ch, const std::vector<std::string>& pieces,
+                         bool fail_fast) {
+  Feed(ch, pieces);
+  EXPECT_THAT(InboundStrings(ch), ElementsAre("ab")) << fail_fast << Describe(pieces);
+  std::vector<absl::Status> errors = Exceptions(ch);
+  EXPECT_EQ(errors.size(), 1u) << fail_fast << Describe(pieces);
+  EXPECT_EQ(CountTooLong(errors), 1) << fail_fast << Describe(pieces);
+  ch.Finish();
+}
+
 TEST(LineBasedFrameDecoderTest, TooLongLineIsDiscardedAndReportedOnce) {
   for (bool fail_fast : {false, true}) {
     for (const auto& pieces : Splits("0123456789\r\nab\r\n")) {
       auto ch = testing::EmbeddedChannel::Create(
           {std::make_shared<LineBasedFrameDecoder>(8, true, fail_fast)});
-      Feed(*ch, pieces);
-      EXPECT_THAT(InboundStrings(*ch), ElementsAre("ab")) << fail_fast << Describe(pieces);
-      std::vector<absl::Status> errors = Exceptions(*ch);
-      EXPECT_EQ(errors.size(), 1u) << fail_fast << Describe(pieces);
-      EXPECT_EQ(CountTooLong(errors), 1) << fail_fast << Describe(pieces);
-      ch->Finish();
+      ExpectTooLongThenAb(*ch, pieces, fail_fast);
     }
   }
 }
@@ -169,13 +176,8 @@ TEST(DelimiterBasedFrameDecoderTest, TooLongFrameDiscardedReportedOnceAndNextDec
       auto dec = DelimiterBasedFrameDecoder::Create(8, {"##"}, true, fail_fast);
       ASSERT_TRUE(dec.ok());
       auto ch = testing::EmbeddedChannel::Create({*dec});
-      Feed(*ch, pieces);
       // Also when "##" is split across two reads while discarding.
-      EXPECT_THAT(InboundStrings(*ch), ElementsAre("ab")) << fail_fast << Describe(pieces);
-      std::vector<absl::Status> errors = Exceptions(*ch);
-      EXPECT_EQ(errors.size(), 1u) << fail_fast << Describe(pieces);
-      EXPECT_EQ(CountTooLong(errors), 1) << fail_fast << Describe(pieces);
-      ch->Finish();
+      ExpectTooLongThenAb(*ch, pieces, fail_fast);
     }
   }
 }
