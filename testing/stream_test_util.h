@@ -10,9 +10,12 @@
 #ifndef GYRE_TESTING_STREAM_TEST_UTIL_H_
 #define GYRE_TESTING_STREAM_TEST_UTIL_H_
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -100,6 +103,26 @@ inline PeerRead ReadStreamUntilEnd(int fd) {
     }
     r.bytes += static_cast<uint64_t>(n);
   }
+}
+
+// A TCP socket bound to a free 127.0.0.1 port that does not listen: while it is open no
+// one else can take the port and connecting to it is refused (no TCP self-connect can
+// succeed there either). Returns the fd (the caller closes it) and sets `*port`; -1 on
+// failure.
+inline int BoundNotListening(uint16_t* port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(sin);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof(sin)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&sin), &len) != 0) {
+    close(fd);
+    return -1;
+  }
+  *port = ntohs(sin.sin_port);
+  return fd;
 }
 
 // The number of open file descriptors of this process (entries of /proc/self/fd, not

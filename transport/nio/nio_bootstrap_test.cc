@@ -14,6 +14,7 @@
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/channel_initializer.h"
 #include "gyre/concurrent/promise.h"
+#include "gyre/testing/stream_test_util.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
 #include "gyre/transport/nio/nio_socket_channel.h"
@@ -103,14 +104,10 @@ TEST(NioBootstrapTest, ConnectRefusedFailsTheFuture) {
   ASSERT_TRUE(group.ok());
   // A socket bound but not listening holds the port for the whole test, so no other test
   // can take it and no TCP self-connect can succeed on it: connecting is refused.
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  uint16_t port = 0;
+  int fd = testing::BoundNotListening(&port);
   ASSERT_GE(fd, 0);
-  SocketAddress any = SocketAddress::Loopback(0);
-  ASSERT_EQ(bind(fd, any.sockaddr_ptr(), any.sockaddr_len()), 0);
-  sockaddr_in sin{};
-  socklen_t len = sizeof(sin);
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&sin), &len), 0);
-  const SocketAddress address = SocketAddress::Loopback(ntohs(sin.sin_port));
+  const SocketAddress address = SocketAddress::Loopback(port);
   Bootstrap client;
   client.Group(group->get()).Channel<NioSocketChannel>();
   absl::StatusOr<std::shared_ptr<Channel>> ch = client.Connect(address).Sync();

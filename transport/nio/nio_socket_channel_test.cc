@@ -1,3 +1,4 @@
+#include "gyre/testing/stream_test_util.h"
 #include "gyre/transport/nio/nio_socket_channel.h"
 
 #include <netinet/in.h>
@@ -222,14 +223,9 @@ TEST_F(NioSocketChannelTest, EchoTwoHundredConcurrentClientsByteExact) {
 
 TEST_F(NioSocketChannelTest, ConnectionRefusedFailsTheFuture) {
   // A bound socket that does not listen: connecting to it is refused.
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  uint16_t port = 0;
+  int fd = testing::BoundNotListening(&port);
   ASSERT_GE(fd, 0);
-  SocketAddress any = SocketAddress::Loopback(0);
-  ASSERT_EQ(bind(fd, any.sockaddr_ptr(), any.sockaddr_len()), 0);
-  sockaddr_in sin{};
-  socklen_t len = sizeof(sin);
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&sin), &len), 0);
-  const uint16_t port = ntohs(sin.sin_port);
 
   auto collector = std::make_shared<Collector>();
   std::shared_ptr<NioSocketChannel> ch = NewClient(collector);
