@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "gyre/examples/common/server_cli.h"
 #include "gyre/channel/bootstrap.h"
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/channel_handler.h"
@@ -61,11 +62,7 @@ int Fail(const std::string& what, const absl::Status& s) {
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   // Signals are taken synchronously below; block them before any thread starts.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const sigset_t signals = gyre::examples::BlockShutdownSignals();
 
   gyre::GroupOptions boss_options, worker_options, blocking_options;
   boss_options.name = "boss";

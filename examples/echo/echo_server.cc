@@ -13,6 +13,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "gyre/examples/common/server_cli.h"
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/channel_handler_context.h"
 #include "gyre/channel/socket_address.h"
@@ -80,12 +81,9 @@ int ServeOio(const gyre::SocketAddress& addr, int max_connections) {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  const int port = absl::GetFlag(FLAGS_port);
   const int threads = absl::GetFlag(FLAGS_threads);
-  if (port < 0 || port > 65535) return Fail(absl::InvalidArgumentError("--port must be 0..65535"));
-  if (threads < 0) return Fail(absl::InvalidArgumentError("--threads must be >= 0"));
-  absl::StatusOr<gyre::SocketAddress> addr =
-      gyre::SocketAddress::FromHostAndPort(absl::GetFlag(FLAGS_host), port);
+  absl::StatusOr<gyre::SocketAddress> addr = gyre::examples::ServerAddress(
+      absl::GetFlag(FLAGS_host), absl::GetFlag(FLAGS_port), threads);
   if (!addr.ok()) return Fail(addr.status());
   const std::string transport = absl::GetFlag(FLAGS_transport);
   if (transport == "oio") return ServeOio(*addr, threads);

@@ -17,6 +17,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/status/status.h"
+#include "gyre/examples/common/server_cli.h"
 #include "gyre/channel/socket_address.h"
 #include "gyre/examples/http/hello_handler.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
@@ -35,12 +36,6 @@ namespace {
 int Fail(const absl::Status& s) {
   std::fprintf(stderr, "hello_server: %s\n", s.ToString().c_str());
   return 1;
-}
-
-// Blocks until SIGINT or SIGTERM (blocked in every thread before any starts).
-void WaitForSignal(const sigset_t& signals) {
-  int sig = 0;
-  sigwait(&signals, &sig);
 }
 
 template <typename Group, typename Server, typename Child>
@@ -63,7 +58,7 @@ int Serve(Group& bosses, Group& workers, const gyre::SocketAddress& addr,
   if (!bound.IsSuccess()) return Fail(bound.Cause());
   std::printf("listening on %s (%s)\n", server->local_address().ToString().c_str(), what);
   std::fflush(stdout);
-  WaitForSignal(signals);
+  gyre::examples::WaitForShutdownSignal(signals);
   (void)server->Close().Await();
   (void)workers->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(2)).Await();
   (void)bosses->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(2)).Await();
@@ -77,18 +72,10 @@ int Serve(Group& bosses, Group& workers, const gyre::SocketAddress& addr,
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  const int port = absl::GetFlag(FLAGS_port);
+  const sigset_t signals = gyre::examples::BlockShutdownSignals();  // before any thread
   const int threads = absl::GetFlag(FLAGS_threads);
-  if (port < 0 || port > 65535) return Fail(absl::InvalidArgumentError("--port must be 0..65535"));
-  if (threads < 0) return Fail(absl::InvalidArgumentError("--threads must be >= 0"));
-  absl::StatusOr<gyre::SocketAddress> addr =
-      gyre::SocketAddress::FromHostAndPort(absl::GetFlag(FLAGS_host), port);
+  absl::StatusOr<gyre::SocketAddress> addr = gyre::examples::ServerAddress(
+      absl::GetFlag(FLAGS_host), absl::GetFlag(FLAGS_port), threads);
   if (!addr.ok()) return Fail(addr.status());
   auto hello = std::make_shared<gyre::HelloHandler>();
 
