@@ -16,13 +16,14 @@
 #include "gyre/concurrent/future.h"
 #include "gyre/concurrent/internal/future_core.h"
 #include "gyre/concurrent/promise.h"
+#include "gyre/testing/executor_test_util.h"
 
 namespace gyre {
 namespace {
 
 // An executor whose thread is the one that constructed it (the benchmark thread), so
 // that promise work measured there is "on the executor's own thread". Runs nothing else.
-class CallerThreadExecutor final : public EventExecutor {
+class CallerThreadExecutor final : public test::NeverShutDownExecutor {
  public:
   // As an executor thread does, mark this thread as this executor's.
   CallerThreadExecutor() { internal::tls_current_executor = this; }
@@ -30,20 +31,11 @@ class CallerThreadExecutor final : public EventExecutor {
 
   using EventExecutor::InEventLoop;
   bool InEventLoop(std::thread::id id) const override { return id == thread_; }
-  EventExecutorGroup* parent() const override { return nullptr; }
   absl::Status Execute(absl::AnyInvocable<void()> task) override {
     // Only reached past the listener depth bound, which these benchmarks never hit.
     task();
     return absl::OkStatus();
   }
-  Future<void> ShutdownGracefully(absl::Duration, absl::Duration) override {
-    return MakeSucceededFuture(nullptr);
-  }
-  Future<void> TerminationFuture() const override { return MakeSucceededFuture(nullptr); }
-  bool IsShuttingDown() const override { return false; }
-  bool IsShutdown() const override { return false; }
-  bool IsTerminated() const override { return false; }
-  bool AwaitTermination(absl::Duration) override { return false; }
 
  private:
   std::thread::id thread_ = std::this_thread::get_id();

@@ -33,26 +33,17 @@ constexpr int kStressFactor = 1;
 using ::testing::ElementsAre;
 
 // An executor that counts every use and runs nothing: for "never touches the executor".
-class CountingExecutor final : public EventExecutor {
+class CountingExecutor final : public test::NeverShutDownExecutor {
  public:
   using EventExecutor::InEventLoop;
   bool InEventLoop(std::thread::id) const override {
     touched_.fetch_add(1);
     return false;
   }
-  EventExecutorGroup* parent() const override { return nullptr; }
   absl::Status Execute(absl::AnyInvocable<void()>) override {
     touched_.fetch_add(1);
     return absl::FailedPreconditionError("CountingExecutor runs nothing");
   }
-  Future<void> ShutdownGracefully(absl::Duration, absl::Duration) override {
-    return MakeSucceededFuture(nullptr);
-  }
-  Future<void> TerminationFuture() const override { return MakeSucceededFuture(nullptr); }
-  bool IsShuttingDown() const override { return false; }
-  bool IsShutdown() const override { return false; }
-  bool IsTerminated() const override { return false; }
-  bool AwaitTermination(absl::Duration) override { return false; }
 
   int touched() const { return touched_.load(); }
 

@@ -19,6 +19,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "gyre/concurrent/event_executor.h"
+#include "gyre/concurrent/future.h"
 #include "gyre/concurrent/thread_factory.h"
 
 namespace gyre {
@@ -26,6 +29,23 @@ namespace test {
 
 // How long a handshake waits before the test gives up (a failure, not a timing check).
 inline constexpr std::chrono::seconds kHandshakeTimeout{30};
+
+// The lifecycle of a test executor that is never shut down: no parent, ShutdownGracefully
+// succeeds at once and changes nothing, nothing ever terminates. A subclass supplies
+// InEventLoop and Execute.
+class NeverShutDownExecutor : public EventExecutor {
+ public:
+  using EventExecutor::InEventLoop;
+  EventExecutorGroup* parent() const override { return nullptr; }
+  Future<void> ShutdownGracefully(absl::Duration, absl::Duration) override {
+    return MakeSucceededFuture(nullptr);
+  }
+  Future<void> TerminationFuture() const override { return MakeSucceededFuture(nullptr); }
+  bool IsShuttingDown() const override { return false; }
+  bool IsShutdown() const override { return false; }
+  bool IsTerminated() const override { return false; }
+  bool AwaitTermination(absl::Duration) override { return false; }
+};
 
 // A one-shot gate.
 class Latch {
