@@ -607,14 +607,20 @@ ExecutorOptions Bounded(size_t n, std::shared_ptr<RejectedExecutionHandler> hand
   return o;
 }
 
-TEST(BoundedQueueTest, RejectsWhenFull) {
-  DefaultEventExecutor executor(Bounded(2, nullptr));
-  Latch release, started;
+// Occupies `executor`'s thread with a task that waits for `release`; returns once it runs
+// (the task opens `started`, which must outlive it, as `release` must).
+void BlockLoop(DefaultEventExecutor& executor, Latch& release, Latch& started) {
   ASSERT_TRUE(executor.Execute([&] {
     started.Open();
     release.Wait();
   }).ok());
   ASSERT_TRUE(started.Wait());
+}
+
+TEST(BoundedQueueTest, RejectsWhenFull) {
+  DefaultEventExecutor executor(Bounded(2, nullptr));
+  Latch release, started;
+  ASSERT_NO_FATAL_FAILURE(BlockLoop(executor, release, started));
   Counter ran;
   EXPECT_TRUE(executor.Execute([&] { ran.Increment(); }).ok());
   EXPECT_TRUE(executor.Execute([&] { ran.Increment(); }).ok());
@@ -629,11 +635,7 @@ TEST(BoundedQueueTest, RejectsWhenFull) {
 TEST(BoundedQueueTest, RunInCallerRunsOnTheSubmittingThread) {
   DefaultEventExecutor executor(Bounded(1, RejectedExecutionHandlers::RunInCaller()));
   Latch release, started;
-  ASSERT_TRUE(executor.Execute([&] {
-    started.Open();
-    release.Wait();
-  }).ok());
-  ASSERT_TRUE(started.Wait());
+  ASSERT_NO_FATAL_FAILURE(BlockLoop(executor, release, started));
   ASSERT_TRUE(executor.Execute([] {}).ok());
   std::thread::id ran_on;
   ASSERT_TRUE(executor.Execute([&] { ran_on = std::this_thread::get_id(); }).ok());
@@ -646,11 +648,7 @@ TEST(BoundedQueueTest, BackoffRetriesUntilThereIsRoom) {
   DefaultEventExecutor executor(
       Bounded(1, RejectedExecutionHandlers::BackoffAndRetry(100000, absl::Microseconds(100))));
   Latch release, started;
-  ASSERT_TRUE(executor.Execute([&] {
-    started.Open();
-    release.Wait();
-  }).ok());
-  ASSERT_TRUE(started.Wait());
+  ASSERT_NO_FATAL_FAILURE(BlockLoop(executor, release, started));
   ASSERT_TRUE(executor.Execute([] {}).ok());
   std::atomic<bool> ran{false};
   absl::Status late;
