@@ -16,11 +16,10 @@ GlobalEventExecutor* GlobalEventExecutor::Instance() {
 }
 
 GlobalEventExecutor::GlobalEventExecutor(Ticker* ticker, absl::Duration quiet_period)
-    : ticker_(ticker != nullptr ? ticker : Ticker::System()),
+    : AbstractUnstoppableEventExecutor("GlobalEventExecutor cannot be shut down"),
+      ticker_(ticker != nullptr ? ticker : Ticker::System()),
       quiet_nanos_(absl::ToInt64Nanoseconds(quiet_period)),
-      factory_(ToPoolName("GlobalEventExecutor")),
-      termination_(MakeFailedFuture<void>(
-          nullptr, absl::FailedPreconditionError("GlobalEventExecutor cannot be shut down"))) {
+      factory_(ToPoolName("GlobalEventExecutor")) {
   ticker_->AddObserver(this);
 }
 
@@ -164,10 +163,6 @@ void GlobalEventExecutor::Worker() {
     }
     idle_since = ticker_->Nanos();
   }
-}
-
-Future<void> GlobalEventExecutor::ShutdownGracefully(absl::Duration, absl::Duration) {
-  return termination_;
 }
 
 bool GlobalEventExecutor::AwaitInactivity(absl::Duration timeout) {

@@ -32,7 +32,7 @@
 
 namespace gyre {
 
-class GlobalEventExecutor final : public AbstractEventExecutor,
+class GlobalEventExecutor final : public AbstractUnstoppableEventExecutor,
                                   private Ticker::Observer,
                                   private internal::ScheduledTaskHost {
  public:
@@ -48,14 +48,6 @@ class GlobalEventExecutor final : public AbstractEventExecutor,
   // Queues `task`, starting the worker thread if none runs. Returns the thread
   // factory's error if a thread was needed and could not be made.
   absl::Status Execute(absl::AnyInvocable<void()> task) override;
-
-  using EventExecutorGroup::ShutdownGracefully;
-  Future<void> ShutdownGracefully(absl::Duration quiet_period, absl::Duration timeout) override;
-  Future<void> TerminationFuture() const override { return termination_; }
-  bool IsShuttingDown() const override { return false; }
-  bool IsShutdown() const override { return false; }
-  bool IsTerminated() const override { return false; }
-  bool AwaitTermination(absl::Duration timeout) override { return false; }
 
   const Ticker* ticker() const override { return ticker_; }
   absl::Status ScheduleTask(internal::ScheduledTaskRef& task) override;
@@ -76,7 +68,6 @@ class GlobalEventExecutor final : public AbstractEventExecutor,
   const int64_t quiet_nanos_;
   bool detach_workers_ = false;  // set once, before any worker starts
   DefaultThreadFactory factory_;
-  Future<void> termination_;
   // The current worker's id (relaxed: a thread only compares against its own id).
   std::atomic<std::thread::id> worker_id_{};
 

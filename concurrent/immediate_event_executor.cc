@@ -16,8 +16,7 @@ thread_local ImmediateFrame tls_immediate;
 }  // namespace
 
 ImmediateEventExecutor::ImmediateEventExecutor()
-    : termination_(MakeFailedFuture<void>(
-          nullptr, absl::FailedPreconditionError("ImmediateEventExecutor never terminates"))) {}
+    : AbstractUnstoppableEventExecutor("ImmediateEventExecutor never terminates") {}
 
 ImmediateEventExecutor* ImmediateEventExecutor::Instance() {
   static ImmediateEventExecutor* const instance = new ImmediateEventExecutor();
@@ -44,10 +43,6 @@ absl::Status ImmediateEventExecutor::Execute(absl::AnyInvocable<void()> task) {
   }
   frame.running = false;
   return absl::OkStatus();
-}
-
-Future<void> ImmediateEventExecutor::ShutdownGracefully(absl::Duration, absl::Duration) {
-  return termination_;
 }
 
 }  // namespace gyre

@@ -25,7 +25,7 @@
 
 namespace gyre {
 
-class ImmediateEventExecutor final : public AbstractEventExecutor {
+class ImmediateEventExecutor final : public AbstractUnstoppableEventExecutor {
  public:
   static ImmediateEventExecutor* Instance();
 
@@ -34,18 +34,8 @@ class ImmediateEventExecutor final : public AbstractEventExecutor {
   // Runs `task` now (or, re-entrantly, right after the running task). Always OK.
   absl::Status Execute(absl::AnyInvocable<void()> task) override;
 
-  using EventExecutorGroup::ShutdownGracefully;
-  // Returns a future failed with FailedPrecondition: this executor cannot be shut down.
-  Future<void> ShutdownGracefully(absl::Duration quiet_period, absl::Duration timeout) override;
-  Future<void> TerminationFuture() const override { return termination_; }
-  bool IsShuttingDown() const override { return false; }
-  bool IsShutdown() const override { return false; }
-  bool IsTerminated() const override { return false; }
-  bool AwaitTermination(absl::Duration timeout) override { return false; }
-
  private:
   ImmediateEventExecutor();
-  Future<void> termination_;
 };
 
 }  // namespace gyre
