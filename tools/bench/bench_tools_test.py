@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests of merge.py, gate.py and report.py on generated Google Benchmark JSON."""
+"""Tests of merge.py, gate.py, report.py, net.py and peers/assemble.py on generated input."""
 import json
 import os
 import random
@@ -176,6 +176,132 @@ class ReportTest(unittest.TestCase):
         r = run("report.py", tempfile.mkdtemp(dir=TMP), tempfile.mkdtemp(dir=TMP))
         self.assertEqual(r.returncode, 1)
         self.assertIn("no run files", r.stderr)
+
+
+def write_script(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("#!" + sys.executable + "\n" + text)
+    os.chmod(path, 0o755)
+    return path
+
+
+# A stand-in echo server: --port=N, prints the "listening on" line, echoes every byte.
+FAKE_ECHO_SERVER = """
+import socket, sys, threading
+port = int(next(a for a in sys.argv if a.startswith("--port=")).split("=", 1)[1])
+srv = socket.create_server(("127.0.0.1", port))
+print(f"listening on 127.0.0.1:{srv.getsockname()[1]}", flush=True)
+def serve(c):
+    with c:
+        while True:
+            b = c.recv(65536)
+            if not b:
+                return
+            c.sendall(b)
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"""
+
+# A stand-in for //benchmarks/load:echo_load: one echo of --size bytes, then a JSON line.
+FAKE_ECHO_LOAD = """
+import json, socket, sys
+args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if "=" in a)
+size = int(args["size"])
+with socket.create_connection((args["host"], int(args["port"])), timeout=5) as s:
+    s.sendall(b"x" * size)
+    got = 0
+    while got < size:
+        got += len(s.recv(65536))
+print(json.dumps({"msgs_per_sec": 1000.0, "messages": 1, "p50_us": 1.0, "p99_us": 2.0}))
+"""
+
+
+class NetPeersTest(unittest.TestCase):
+    def test_peer_servers_not_built_are_skipped_with_a_message(self):
+        d = tempfile.mkdtemp(dir=TMP)
+        out = os.path.join(d, "net.json")
+        r = run("net.py", "--out", out, "--filter", "net/echo/", "--repetitions", "1",
+                "--bazel-bin", os.path.join(d, "no-bazel-bin"),
+                "--peers-build", os.path.join(d, "no-peers-build"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for name in ("netty/64", "netty/4096", "asio/64", "asio/4096"):
+            self.assertIn(f"net: skipped net/echo/{name}: peer server not built", r.stderr)
+        self.assertIn("net: skipped net/echo/gyre/64: server or load client not built", r.stderr)
+        with open(out) as f:
+            self.assertEqual(json.load(f)["benchmarks"], [])
+
+    def test_peer_servers_run_beside_the_others_when_built(self):
+        d = tempfile.mkdtemp(dir=TMP)
+        bazel_bin = os.path.join(d, "bazel-bin")
+        peers = os.path.join(d, "peers-build")
+        write_script(os.path.join(bazel_bin, "benchmarks/load/echo_load"), FAKE_ECHO_LOAD)
+        for label in ("netty", "asio"):
+            write_script(os.path.join(peers, f"{label}_echo_server"), FAKE_ECHO_SERVER)
+        out = os.path.join(d, "net.json")
+        r = run("net.py", "--out", out, "--filter", "net/echo/", "--repetitions", "1",
+                "--duration", "1", "--bazel-bin", bazel_bin, "--peers-build", peers)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            names = [b["name"] for b in json.load(f)["benchmarks"]]
+        self.assertEqual(names, ["net/echo/netty/64", "net/echo/asio/64",
+                                 "net/echo/netty/4096", "net/echo/asio/4096"])
+        self.assertIn("net: skipped net/echo/raw_epoll/64: server or load client not built",
+                      r.stderr)
+
+
+def harness_line(peer, workload, **fields):
+    line = {"peer": peer, "workload": workload, "ops": 1000, "median_s": 0.001,
+            "real_time_ns": 1000.0, "rounds_s": [0.001] * 5, "tasks_per_s": 1e6}
+    line.update(fields)
+    return json.dumps(line)
+
+
+class PeersAssembleTest(unittest.TestCase):
+    def write_lines(self, d, peer, w5):
+        path = os.path.join(d, f"{peer}.jsonl")
+        lines = [json.dumps({"peer": peer, "context": {"divisor": 1000}})]
+        lines += [harness_line(peer, w) for w in ("W1", "W2", "W3", "W4", "W6")]
+        lines.append(harness_line(peer, "W5", **w5))
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    def assemble(self, netty_w5, asio_w5):
+        d = tempfile.mkdtemp(dir=TMP)
+        out = os.path.join(d, "peers.json")
+        r = run("peers/assemble.py", "--out", out, "--divisor", "1000",
+                self.write_lines(d, "netty", netty_w5), self.write_lines(d, "asio", asio_w5))
+        with open(out) as f:
+            return r, json.load(f)
+
+    GOOD_W5 = {"cancel_calls": 6000, "cancels_succeeded": 6000, "cancelled_timers_ran": 0,
+               "all_cancelled": True, "schedules_per_s": 1e6, "cancels_per_s": 2e6}
+
+    def test_twelve_entries_in_google_benchmark_schema(self):
+        r, data = self.assemble(self.GOOD_W5, self.GOOD_W5)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("context", data)
+        names = [b["name"] for b in data["benchmarks"]]
+        self.assertEqual(len(names), 12)
+        self.assertIn("peer/netty/W1", names)
+        self.assertIn("peer/asio/W6", names)
+        w5 = next(b for b in data["benchmarks"] if b["name"] == "peer/asio/W5")
+        self.assertEqual((w5["run_type"], w5["time_unit"], w5["iterations"]),
+                         ("iteration", "ns", 1))
+        self.assertEqual(w5["cancels_per_s"], 2e6)
+        self.assertEqual(w5["all_cancelled"], 1.0)
+
+    def test_a_failed_cancel_or_a_timer_that_ran_fails(self):
+        bad = dict(self.GOOD_W5, cancels_succeeded=5999, all_cancelled=False)
+        r, _ = self.assemble(self.GOOD_W5, bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("asio W5: 5999 of 6000 cancels succeeded", r.stderr)
+        ran = dict(self.GOOD_W5, cancelled_timers_ran=3, all_cancelled=False)
+        r, _ = self.assemble(ran, self.GOOD_W5)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("netty W5: 3 cancelled timers ran", r.stderr)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """Network benchmarks for ./dev bench: TCP echo and HTTP, gyre beside a raw epoll server.
 
 usage: net.py --out FILE [--repetitions N] [--duration SECONDS] [--filter REGEX]
-              [--bazel-bin DIR]
+              [--bazel-bin DIR] [--peers-build DIR]
 
 Each workload starts a server binary on a free 127.0.0.1 port, waits until it accepts,
 drives it with a load client, and stops it. Results are written in Google Benchmark's
@@ -16,6 +16,11 @@ other benchmark:
 Echo load comes from //benchmarks/load:echo_load (64 connections, one outstanding message
 each); HTTP load from wrk (-t1 -c64, and 16-deep pipelining through a Lua script). A
 workload whose binaries are not built is skipped with a message, never silently.
+
+The echo workload also runs the peer servers, net/echo/netty/<size> (Netty 4.1, NIO, one
+worker loop) and net/echo/asio/<size> (Boost.Asio, one thread), when
+tools/bench/peers/build.sh has built them into --peers-build (default
+bench-results/peers-build); otherwise they are skipped with a message saying so.
 """
 import argparse
 import json
@@ -37,6 +42,9 @@ init = function(args)
 end
 request = function() return req end
 """
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def free_port():
@@ -144,19 +152,26 @@ def main():
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--filter", default="")
     ap.add_argument("--bazel-bin", default="bazel-bin")
+    ap.add_argument("--peers-build", default=os.path.join(ROOT, "bench-results", "peers-build"),
+                    help="where tools/bench/peers/build.sh put the Netty and asio servers")
     args = ap.parse_args()
     if args.repetitions < 1 or args.duration < 1:
         raise SystemExit("net: --repetitions and --duration must be positive")
     bb = args.bazel_bin
 
-    def binary(rel):
-        path = os.path.join(bb, rel)
+    def binary(rel, base=bb):
+        path = os.path.join(base, rel)
         return path if os.access(path, os.X_OK) else None
 
     echo_load = binary("benchmarks/load/echo_load")
     servers_echo = [("gyre", binary("examples/echo/echo_server"),
                      ["--port={port}", "--threads=1", "--transport=nio"]),
                     ("raw_epoll", binary("benchmarks/load/raw_epoll_echo"), ["--port={port}"])]
+    # The peers' echo servers, from tools/bench/peers/build.sh.
+    peer_echo = {label: binary(f"{label}_echo_server", args.peers_build)
+                 for label in ("netty", "asio")}
+    servers_echo += [(label, server, ["--host=127.0.0.1", "--port={port}"])
+                     for label, server in peer_echo.items()]
     servers_http = [("gyre", binary("examples/http/hello_server"),
                      ["--port={port}", "--threads=1", "--transport=nio"]),
                     ("raw_epoll", binary("benchmarks/http/raw_epoll_http"), ["--port={port}"])]
@@ -175,7 +190,12 @@ def main():
             continue
         client = echo_load if kind == "echo" else wrk
         if server is None or client is None:
-            skipped.append(name)
+            label = name.split("/")[2]
+            if kind == "echo" and label in peer_echo and server is None:
+                skipped.append((name, f"peer server not built (tools/bench/peers/build.sh "
+                                      f"{args.peers_build})"))
+            else:
+                skipped.append((name, "server or load client not built"))
             continue
         for rep in range(args.repetitions):
             with Server([server] + sargs) as s:
@@ -204,8 +224,8 @@ def main():
             print(f"net: {name} [{rep + 1}/{args.repetitions}]: {rate:,.0f}/s{p99_text}",
                   file=sys.stderr)
             results.append(entry(name, rep, args.repetitions, rate, count, p50, p99))
-    for name in skipped:
-        print(f"net: skipped {name}: server or load client not built", file=sys.stderr)
+    for name, why in skipped:
+        print(f"net: skipped {name}: {why}", file=sys.stderr)
     with open(args.out, "w") as f:
         json.dump({"context": {"gyre_network": True}, "benchmarks": results}, f, indent=1)
     return 0
