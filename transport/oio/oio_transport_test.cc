@@ -26,6 +26,7 @@
 #include "gyre/transport/oio/oio_socket_channel.h"
 #include "gyre/transport/oio/thread_per_channel_event_loop.h"
 #include "gyre/testing/budget.h"
+#include "gyre/testing/stream_test_util.h"
 
 namespace gyre {
 namespace {
@@ -94,18 +95,11 @@ std::string ReadUpTo(int fd, size_t size) {
 
 // A blocking listening socket on 127.0.0.1, port 0; sets *port.
 int ListenRaw(uint16_t* port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 16) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+  int fd = testing::BoundNotListening(port);
+  if (fd >= 0 && listen(fd, 16) != 0) {
     close(fd);
     return -1;
   }
-  *port = ntohs(addr.sin_port);
   return fd;
 }
 
