@@ -93,7 +93,7 @@ class AbstractServerSocketChannel : public Base {
   virtual EventLoopGroup* DefaultChildGroup() = 0;
 
  private:
-  // Registration and deregistration as any socket channel; its own bind, close and
+  // Registration, close and deregistration as any socket channel; its own bind and
   // read (accept); no connect or write.
   class ServerUnsafe final : public Base::SocketUnsafe {
    public:
@@ -104,7 +104,6 @@ class AbstractServerSocketChannel : public Base {
     void Connect(const SocketAddress&, const SocketAddress&, ChannelPromise promise) override {
       promise.TryFailure(absl::UnimplementedError("a server channel does not connect"));
     }
-    void Close(ChannelPromise promise) override { ch_->DoClose(std::move(promise)); }
     void BeginRead() override { ch_->DoBeginRead(); }
     void Write(Message, ChannelPromise promise) override {
       promise.TryFailure(absl::UnimplementedError("a server channel does not write"));
@@ -117,7 +116,6 @@ class AbstractServerSocketChannel : public Base {
 
   void DoBind(const SocketAddress& local, ChannelPromise promise);
   void DoBeginRead();
-  void DoClose(ChannelPromise promise);
   void AcceptReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(this->loop_affinity_);
   void InitChild(int fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(this->loop_affinity_);
   void BackOff() ABSL_EXCLUSIVE_LOCKS_REQUIRED(this->loop_affinity_);

@@ -20,8 +20,6 @@
 namespace gyre {
 namespace {
 
-absl::Status ClosedError() { return absl::FailedPreconditionError("channel is closed"); }
-
 // A status equal to `s` that shares no reference count with it. A failed connect's
 // promise gets one: the loop goes on copying `s` (closing the channel, failing its
 // writes) after it let go of the promise, while the thread that awaits the connect may
@@ -128,7 +126,7 @@ void AbstractSocketChannel::DoRegister(EventLoop* loop, ChannelPromise promise) 
     return;
   }
   if (!IsOpen()) {
-    promise.TryFailure(absl::FailedPreconditionError("channel is closed"));
+    promise.TryFailure(internal_transport::ClosedError());
     return;
   }
   SingleThreadEventLoop* expected = nullptr;
@@ -159,7 +157,7 @@ void AbstractSocketChannel::DoRegister(EventLoop* loop, ChannelPromise promise) 
 void AbstractSocketChannel::FinishRegister(ChannelPromise promise) {
   SingleThreadEventLoop* loop = registered_loop();
   if (!IsOpen()) {
-    promise.TryFailure(absl::FailedPreconditionError("channel is closed"));
+    promise.TryFailure(internal_transport::ClosedError());
     return;
   }
   set_event_loop(loop);
@@ -224,7 +222,7 @@ void AbstractSocketChannel::DoBind(const SocketAddress& local, ChannelPromise pr
       [this, local, promise]() mutable {
         loop_affinity_.AssertOnLoop();
         if (!IsOpen()) {
-          promise.TryFailure(ClosedError());
+          promise.TryFailure(internal_transport::ClosedError());
           return;
         }
         absl::Status s = EnsureSocket(local.family());
@@ -254,7 +252,7 @@ void AbstractSocketChannel::DoConnect(const SocketAddress& remote, const SocketA
 void AbstractSocketChannel::ConnectOnLoop(const SocketAddress& remote, const SocketAddress& local,
                                           ChannelPromise promise) {
   if (!IsOpen()) {
-    promise.TryFailure(ClosedError());
+    promise.TryFailure(internal_transport::ClosedError());
     return;
   }
   if (connect_promise_.has_value()) {
@@ -352,7 +350,7 @@ void AbstractSocketChannel::FailConnect(absl::Status cause) {
 
 void AbstractSocketChannel::AbortConnect(const absl::Status& cause) {
   if (!connect_promise_.has_value()) return;
-  TakeConnectPromise().TryFailure(cause.ok() ? ClosedError() : Unshared(cause));
+  TakeConnectPromise().TryFailure(cause.ok() ? internal_transport::ClosedError() : Unshared(cause));
 }
 
 void AbstractSocketChannel::MarkConnected() {
@@ -363,5 +361,20 @@ void AbstractSocketChannel::MarkConnected() {
 void AbstractSocketChannel::BecomeActive() { pipeline().FireChannelActive(); }
 
 void AbstractSocketChannel::CloseWithCause(absl::Status cause) { CloseCommon(); }
+
+void AbstractSocketChannel::DoClose(ChannelPromise promise) {
+  if (!IsOpen()) {
+    promise.TrySuccess();
+    return;
+  }
+  std::shared_ptr<Channel> self = shared_from_this();
+  RunOnLoop(
+      [this, self, promise]() mutable {
+        loop_affinity_.AssertOnLoop();
+        CloseWithCause(absl::OkStatus());
+        promise.TrySuccess();
+      },
+      &promise);
+}
 
 }  // namespace gyre

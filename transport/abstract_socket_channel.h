@@ -59,8 +59,8 @@ class AbstractSocketChannel : public Channel {
 
  protected:
   // The part of a transport's Unsafe that is this class's: registration, bind, connect,
-  // deregistration, and disconnect as close. A transport's Unsafe derives from it and
-  // adds close, read, write and flush. Owned by (and pointing at) its channel.
+  // close, deregistration, and disconnect as close. A transport's Unsafe derives from it
+  // and adds read, write and flush. Owned by (and pointing at) its channel.
   class SocketUnsafe : public Unsafe {
    public:
     explicit SocketUnsafe(AbstractSocketChannel* channel) : channel_(channel) {}
@@ -74,6 +74,7 @@ class AbstractSocketChannel : public Channel {
                  ChannelPromise promise) override {
       channel_->DoConnect(remote, local, std::move(promise));
     }
+    void Close(ChannelPromise promise) override { channel_->DoClose(std::move(promise)); }
     void Disconnect(ChannelPromise promise) override { Close(std::move(promise)); }
     void Deregister(ChannelPromise promise) override {
       channel_->DoDeregister(std::move(promise));
@@ -95,6 +96,9 @@ class AbstractSocketChannel : public Channel {
   // one wins; later operations queue behind it, in order), then completes on the loop:
   // JoinLoop, handlerAdded, the promise, ChannelRegistered, OnRegistered.
   void DoRegister(EventLoop* loop, ChannelPromise promise);
+  // Closes the channel (CloseWithCause with OK) and then succeeds `promise`; at once
+  // when it is closed already (an oio channel's loop may have terminated).
+  void DoClose(ChannelPromise promise);
   // Leaves the loop (ReleaseFd, LeaveLoop) and fires ChannelUnregistered; the fd stays
   // open.
   void DoDeregister(ChannelPromise promise);

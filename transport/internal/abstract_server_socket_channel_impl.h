@@ -27,7 +27,7 @@ void AbstractServerSocketChannel<Base, Child>::DoBind(const SocketAddress& local
       [this, local, promise]() mutable {
         this->loop_affinity_.AssertOnLoop();
         if (!this->IsOpen()) {
-          promise.TryFailure(absl::FailedPreconditionError("channel is closed"));
+          promise.TryFailure(internal_transport::ClosedError());
           return;
         }
         if (this->IsActive()) {
@@ -84,22 +84,6 @@ void AbstractServerSocketChannel<Base, Child>::DoBeginRead() {
         UpdateAcceptInterest();
       },
       nullptr);
-}
-
-template <typename Base, typename Child>
-void AbstractServerSocketChannel<Base, Child>::DoClose(ChannelPromise promise) {
-  if (!this->IsOpen()) {
-    promise.TrySuccess();
-    return;
-  }
-  std::shared_ptr<Channel> self = this->shared_from_this();
-  this->RunOnLoop(
-      [this, self, promise]() mutable {
-        this->loop_affinity_.AssertOnLoop();
-        this->CloseCommon();
-        promise.TrySuccess();
-      },
-      &promise);
 }
 
 template <typename Base, typename Child>

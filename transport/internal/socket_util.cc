@@ -13,6 +13,11 @@
 namespace gyre {
 namespace internal_transport {
 
+absl::Status ClosedError() { return absl::FailedPreconditionError("channel is closed"); }
+absl::Status OutputShutdownError() {
+  return absl::FailedPreconditionError("channel output is shut down");
+}
+
 absl::Status ErrnoStatus(int err, absl::string_view what) {
   return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
 }

@@ -20,6 +20,11 @@ namespace internal_transport {
 // FailedPrecondition, ...).
 absl::Status ErrnoStatus(int err, absl::string_view what);
 
+// FailedPrecondition "channel is closed": an operation on a closed channel.
+absl::Status ClosedError();
+// FailedPrecondition "channel output is shut down": a write after ShutdownOutput.
+absl::Status OutputShutdownError();
+
 // A non-blocking, close-on-exec TCP socket of `family`.
 absl::StatusOr<int> OpenTcpSocket(int family);
 

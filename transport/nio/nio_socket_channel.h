@@ -59,25 +59,17 @@
 #include "gyre/channel/adaptive_recv_byte_buf_allocator.h"
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/byte_buf_allocator.h"
-#include "gyre/transport/channel_outbound_buffer.h"
+#include "gyre/transport/abstract_byte_channel.h"
 #include "gyre/transport/nio/abstract_nio_channel.h"
 
 namespace gyre {
 
-class NioSocketChannel final : public AbstractNioChannel {
- public:
-  // An unconnected channel (its socket is made on connect or bind).
-  static std::shared_ptr<NioSocketChannel> Create();
-  // A channel over the connected socket `fd` (which it owns), accepted by `parent`.
-  static std::shared_ptr<NioSocketChannel> CreateAccepted(Channel* parent, int fd);
-  ~NioSocketChannel() override;
+class NioSocketChannel;
+extern template class AbstractByteChannel<AbstractNioChannel, NioSocketChannel>;
 
-  // Any thread (relaxed snapshots of loop-maintained state).
-  bool IsWritable() const override { return ABSL_TS_UNCHECKED_READ(outbound_).IsWritable(); }
-  // Bytes written and not yet handed to the kernel.
-  int64_t PendingOutboundBytes() const {
-    return ABSL_TS_UNCHECKED_READ(outbound_).pending_bytes();
-  }
+class NioSocketChannel final : public AbstractByteChannel<AbstractNioChannel, NioSocketChannel> {
+ public:
+  ~NioSocketChannel() override;
 
   // Shuts down the output (a TCP FIN to the peer); see the header comment. Fails with
   // FailedPrecondition when the channel is closed or not connected. Any thread.
@@ -87,52 +79,26 @@ class NioSocketChannel final : public AbstractNioChannel {
   bool IsInputShutdown() const { return input_shutdown_.load(std::memory_order_relaxed); }
   bool IsOutputShutdown() const { return output_shutdown_.load(std::memory_order_relaxed); }
 
-  Unsafe& unsafe() override { return unsafe_; }
-
  private:
-  class NioUnsafe final : public SocketUnsafe {
-   public:
-    explicit NioUnsafe(NioSocketChannel* ch) : SocketUnsafe(ch), ch_(ch) {}
-    void Close(ChannelPromise promise) override;
-    void BeginRead() override;
-    void Write(Message msg, ChannelPromise promise) override;
-    void Flush() override;
-
-   private:
-    NioSocketChannel* const ch_;
-  };
+  friend class AbstractByteChannel<AbstractNioChannel, NioSocketChannel>;
 
   NioSocketChannel(Channel* parent, int fd);
 
+  // NioIoHandler
   void OnIoEvent(uint32_t events) override;
-  void OnRegistered() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  bool BeginShutdownDrain() override;
-  void DrainEvent(uint32_t events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void DiscardInbound() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void ReadReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void WriteReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void WriteOnLoop(Message msg, ChannelPromise promise) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void FlushOnLoop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  // Asks for read readiness (Read() / auto-read), on the loop.
-  void BeginReadOnLoop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void DoWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void CloseWithCause(absl::Status cause) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // AbstractSocketChannel
   void WaitForConnect() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void ConnectDone() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void BecomeActive() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // AbstractByteChannel's hooks.
+  void BeginReadOnLoop();
+  void UpdateWriteInterest(bool pending);
+  void WatchInboundWhileDraining(bool on);
+
+  void ReadReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void DoShutdownOutput(ChannelPromise promise) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void InputShutdown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
-  NioUnsafe unsafe_{this};
   std::atomic<bool> input_shutdown_{false};
-  std::atomic<bool> output_shutdown_{false};
-
-  // Loop-confined (guarded by the channel's loop affinity).
-  // Its IsWritable() and pending_bytes() are thread-safe (read unchecked above).
-  ChannelOutboundBuffer outbound_ ABSL_GUARDED_BY(loop_affinity_){this, "NioSocketChannel"};
-  bool read_requested_ ABSL_GUARDED_BY(loop_affinity_) = false;
-  // Set by BeginShutdownDrain: closes once outbound_ is empty.
-  bool draining_ ABSL_GUARDED_BY(loop_affinity_) = false;
   AdaptiveRecvByteBufAllocator::Handle recv_handle_ ABSL_GUARDED_BY(loop_affinity_);
 };
 

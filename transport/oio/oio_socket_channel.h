@@ -54,65 +54,34 @@
 #include <vector>
 
 #include "gyre/channel/byte_buf.h"
-#include "gyre/transport/channel_outbound_buffer.h"
+#include "gyre/transport/abstract_byte_channel.h"
 #include "gyre/transport/oio/abstract_oio_channel.h"
 
 namespace gyre {
 
-class OioSocketChannel final : public AbstractOioChannel {
+class OioSocketChannel;
+extern template class AbstractByteChannel<AbstractOioChannel, OioSocketChannel>;
+
+class OioSocketChannel final : public AbstractByteChannel<AbstractOioChannel, OioSocketChannel> {
  public:
-  // An unconnected channel (its socket is made on connect or bind).
-  static std::shared_ptr<OioSocketChannel> Create();
-  // A channel over the connected socket `fd` (which it owns), accepted by `parent`.
-  static std::shared_ptr<OioSocketChannel> CreateAccepted(Channel* parent, int fd);
   ~OioSocketChannel() override;
 
-  // Any thread (relaxed snapshots of loop-maintained state).
-  bool IsWritable() const override { return ABSL_TS_UNCHECKED_READ(outbound_).IsWritable(); }
-  // Bytes written and not yet handed to the kernel.
-  int64_t PendingOutboundBytes() const {
-    return ABSL_TS_UNCHECKED_READ(outbound_).pending_bytes();
-  }
-
-  Unsafe& unsafe() override { return unsafe_; }
-
  private:
-  class OioUnsafe final : public SocketUnsafe {
-   public:
-    explicit OioUnsafe(OioSocketChannel* ch) : SocketUnsafe(ch), ch_(ch) {}
-    void Close(ChannelPromise promise) override;
-    void BeginRead() override;
-    void Write(Message msg, ChannelPromise promise) override;
-    void Flush() override;
-
-   private:
-    OioSocketChannel* const ch_;
-  };
+  friend class AbstractByteChannel<AbstractOioChannel, OioSocketChannel>;
 
   OioSocketChannel(Channel* parent, int fd);
 
   // OioIoHandler
   short PollEvents() const override;
   void OnPollEvent(short revents) override;
-  bool BeginShutdownDrain() override;
-  void DrainEvent(short revents) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void DiscardInbound() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void FlushOnLoop() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // AbstractByteChannel's hooks.
+  void BeginReadOnLoop();
+  void UpdateWriteInterest(bool pending) {}  // PollEvents asks for room while pending
+  void WatchInboundWhileDraining(bool on);
 
-  void OnRegistered() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void ReadReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void DoWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void CloseWithCause(absl::Status cause) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void BecomeActive() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-
-  OioUnsafe unsafe_{this};
 
   // Loop-confined (guarded by the channel's loop affinity).
-  // Its IsWritable() and pending_bytes() are thread-safe (read unchecked above).
-  ChannelOutboundBuffer outbound_ ABSL_GUARDED_BY(loop_affinity_){this, "OioSocketChannel"};
-  bool read_requested_ ABSL_GUARDED_BY(loop_affinity_) = false;
-  // Set by BeginShutdownDrain: closes once outbound_ is empty.
-  bool draining_ ABSL_GUARDED_BY(loop_affinity_) = false;
   // While draining: the peer's FIN was read (nothing more to discard).
   bool drain_input_done_ ABSL_GUARDED_BY(loop_affinity_) = false;
   std::vector<char> read_buf_ ABSL_GUARDED_BY(loop_affinity_);
