@@ -9,6 +9,7 @@
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
+#include "gyre/channel/internal/memory_budget.h"
 #include "gyre/channel/pooled_byte_buf_allocator.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/concurrent/internal/mutex.h"
@@ -51,7 +52,8 @@ size_t ClassSize(int cls) { return size_t{1} << (cls + kMinShift); }
 class PoolArena {
  public:
   explicit PoolArena(PooledByteBufAllocatorOptions options)
-      : options_(options),
+      : reserved_(options.max_memory),
+        options_(options),
         pooled_classes_(ClassOf(options.max_pooled_size) + 1),
         cached_classes_(options.thread_cache_entries == 0
                             ? 0
@@ -70,22 +72,8 @@ class PoolArena {
   int cached_classes() const { return cached_classes_; }
 
   // Counts `bytes` against max_memory; false if they do not fit.
-  bool Reserve(size_t bytes) {
-    const int64_t n = static_cast<int64_t>(bytes);
-    if (options_.max_memory == 0) {
-      reserved_.fetch_add(n, std::memory_order_relaxed);
-      return true;
-    }
-    const int64_t max = static_cast<int64_t>(options_.max_memory);
-    int64_t cur = reserved_.load(std::memory_order_relaxed);
-    do {
-      if (n > max - cur) return false;
-    } while (!reserved_.compare_exchange_weak(cur, cur + n, std::memory_order_relaxed));
-    return true;
-  }
-  void Unreserve(size_t bytes) {
-    reserved_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
-  }
+  bool Reserve(size_t bytes) { return reserved_.Reserve(bytes); }
+  void Unreserve(size_t bytes) { reserved_.Release(bytes); }
 
   void* PopShared(int cls) {
     MutexLock lock(&mu_);
@@ -150,9 +138,9 @@ class PoolArena {
     return true;
   }
 
-  // All relaxed: statistics, and `reserved_` is a limit kept by CAS on itself alone.
-  std::atomic<int64_t> reserved_{0};  // bytes taken from the system
-  std::atomic<int64_t> pooled_{0};    // of which kept free for reuse
+  internal::MemoryBudget reserved_;  // bytes taken from the system
+  // All relaxed: statistics.
+  std::atomic<int64_t> pooled_{0};  // of which kept free for reuse
   std::atomic<int64_t> allocations_{0};
   std::atomic<int64_t> releases_{0};
   std::atomic<int64_t> cache_hits_{0};
@@ -357,7 +345,7 @@ ByteBufAllocatorStats PooledByteBufAllocator::Stats() const {
   stats.leaked_buffers = LeakedBuffers();
   stats.allocation_failures = failures_.load(std::memory_order_relaxed);
   stats.pooled_memory = sum.cached_bytes.load(std::memory_order_relaxed);
-  stats.used_memory = a.reserved_.load(std::memory_order_relaxed) - stats.pooled_memory;
+  stats.used_memory = a.reserved_.used() - stats.pooled_memory;
   stats.thread_cache_hits = sum.cache_hits.load(std::memory_order_relaxed);
   stats.arena_hits = a.arena_hits_.load(std::memory_order_relaxed);
   stats.system_allocations = a.system_allocations_.load(std::memory_order_relaxed);
@@ -423,7 +411,7 @@ static absl::Status AcquireBlock(const std::shared_ptr<internal::PoolArena>& are
       return absl::ResourceExhaustedError(
           absl::StrCat("PooledByteBufAllocator: ", size, " bytes exceed max_memory ",
                        a.options().max_memory, " (in use ",
-                       a.reserved_.load(std::memory_order_relaxed), ")"));
+                       a.reserved_.used(), ")"));
     }
   }
   void* block = std::malloc(size == 0 ? 1 : size);

@@ -10,7 +10,7 @@
 namespace gyre {
 
 UnpooledByteBufAllocator::UnpooledByteBufAllocator(UnpooledByteBufAllocatorOptions options)
-    : options_(options) {}
+    : options_(options), used_(options.max_memory) {}
 
 UnpooledByteBufAllocator::~UnpooledByteBufAllocator() { ReportLeaksAtDestruction(); }
 
@@ -31,28 +31,14 @@ ByteBufAllocatorStats UnpooledByteBufAllocator::Stats() const {
   stats.live_buffers = stats.allocations - stats.releases;
   stats.leaked_buffers = LeakedBuffers();
   stats.allocation_failures = failures_.load(std::memory_order_relaxed);
-  stats.used_memory = used_.load(std::memory_order_relaxed);
+  stats.used_memory = used_.used();
   stats.system_allocations = system_allocations_.load(std::memory_order_relaxed);
   return stats;
 }
 
-bool UnpooledByteBufAllocator::Reserve(size_t bytes) {
-  const int64_t n = static_cast<int64_t>(bytes);
-  if (options_.max_memory == 0) {
-    used_.fetch_add(n, std::memory_order_relaxed);
-    return true;
-  }
-  const int64_t max = static_cast<int64_t>(options_.max_memory);
-  int64_t cur = used_.load(std::memory_order_relaxed);
-  do {
-    if (n > max - cur) return false;
-  } while (!used_.compare_exchange_weak(cur, cur + n, std::memory_order_relaxed));
-  return true;
-}
-
 absl::Status UnpooledByteBufAllocator::AllocateMemory(internal::BufRoot* root,
                                                       size_t capacity) {
-  if (!Reserve(capacity)) {
+  if (!used_.Reserve(capacity)) {
     return absl::ResourceExhaustedError(
         absl::StrCat("UnpooledByteBufAllocator: ", capacity, " bytes exceed max_memory ",
                      options_.max_memory));
@@ -61,7 +47,7 @@ absl::Status UnpooledByteBufAllocator::AllocateMemory(internal::BufRoot* root,
   if (capacity > 0) {
     memory = std::malloc(capacity);
     if (memory == nullptr) {
-      used_.fetch_sub(static_cast<int64_t>(capacity), std::memory_order_relaxed);
+      used_.Release(capacity);
       return absl::ResourceExhaustedError("UnpooledByteBufAllocator: out of memory");
     }
     system_allocations_.fetch_add(1, std::memory_order_relaxed);
@@ -75,14 +61,14 @@ absl::Status UnpooledByteBufAllocator::AllocateMemory(internal::BufRoot* root,
 absl::Status UnpooledByteBufAllocator::ReallocateMemory(internal::BufRoot* root,
                                                         size_t new_capacity) {
   const size_t extra = new_capacity - root->alloc_size;
-  if (!Reserve(extra)) {
+  if (!used_.Reserve(extra)) {
     return absl::ResourceExhaustedError(
         absl::StrCat("UnpooledByteBufAllocator: growing to ", new_capacity,
                      " bytes exceeds max_memory ", options_.max_memory));
   }
   void* memory = std::realloc(root->memory, new_capacity);
   if (memory == nullptr) {
-    used_.fetch_sub(static_cast<int64_t>(extra), std::memory_order_relaxed);
+    used_.Release(extra);
     return absl::ResourceExhaustedError("UnpooledByteBufAllocator: out of memory");
   }
   system_allocations_.fetch_add(1, std::memory_order_relaxed);
@@ -94,7 +80,7 @@ absl::Status UnpooledByteBufAllocator::ReallocateMemory(internal::BufRoot* root,
 void UnpooledByteBufAllocator::FreeMemory(internal::BufRoot* root) {
   std::free(root->memory);
   root->memory = nullptr;
-  used_.fetch_sub(static_cast<int64_t>(root->alloc_size), std::memory_order_relaxed);
+  used_.Release(root->alloc_size);
   releases_.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "gyre/channel/byte_buf_allocator.h"
 #include "gyre/channel/internal/byte_buf_core.h"
+#include "gyre/channel/internal/memory_budget.h"
 
 namespace gyre {
 
@@ -47,11 +48,10 @@ class UnpooledByteBufAllocator final : public ByteBufAllocator {
   void FreeMemory(internal::BufRoot* root) override;
   internal::BufRoot* NewRoot() override;
   void DeleteRoot(internal::BufRoot* root) override;
-  bool Reserve(size_t bytes);
 
   const UnpooledByteBufAllocatorOptions options_;
-  // All relaxed: statistics, and `used_` is a limit checked by CAS on itself only.
-  std::atomic<int64_t> used_{0};
+  internal::MemoryBudget used_;
+  // All relaxed: statistics.
   std::atomic<int64_t> allocations_{0};
   std::atomic<int64_t> releases_{0};
   std::atomic<int64_t> system_allocations_{0};
