@@ -1,8 +1,10 @@
-// AbstractServerSocketChannel<Base, Child>: what the transports' listening channels
-// share: bind and listen, the accept loop, the back-off when out of fds, and what
-// happens to each accepted connection. `Base` is the transport's channel base
-// (AbstractNioChannel, AbstractOioChannel), `Child` its socket channel (with a
-// `static std::shared_ptr<Child> CreateAccepted(Channel* parent, int fd)`).
+// AbstractServerSocketChannel<Base, Child, Derived>: what the transports' listening
+// channels share: creation, bind and listen, the accept loop, the back-off when out of
+// fds, and what happens to each accepted connection. `Base` is the transport's channel
+// base (AbstractNioChannel, AbstractOioChannel), `Child` its socket channel (with a
+// `static std::shared_ptr<Child> CreateAccepted(Channel* parent, int fd)`), `Derived`
+// the final server channel class (constructible from a ChildSetup by this template,
+// which it befriends).
 //
 // The transport tells when the socket may have connections (AcceptEvent) and makes its
 // loop watch the socket while AcceptWanted() (UpdateAcceptInterest). Reading is asked
@@ -32,6 +34,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -44,7 +47,7 @@
 
 namespace gyre {
 
-template <typename Base, typename Child>
+template <typename Base, typename Child, typename Derived>
 class AbstractServerSocketChannel : public Base {
  public:
   static constexpr int kMaxAcceptsPerWakeup = 64;
@@ -65,6 +68,18 @@ class AbstractServerSocketChannel : public Base {
     // ServerBootstrap's acceptor handles). The fields above are ignored then.
     bool deliver_to_pipeline = false;
   };
+
+  // A server channel whose accepted connections go as `setup` says.
+  static std::shared_ptr<Derived> Create(ChildSetup setup) {
+    return std::shared_ptr<Derived>(new Derived(std::move(setup)));
+  }
+  // A server channel that delivers accepted children through its pipeline (for
+  // ServerBootstrap::Channel<...>()).
+  static std::shared_ptr<Derived> Create() {
+    ChildSetup setup;
+    setup.deliver_to_pipeline = true;
+    return Create(std::move(setup));
+  }
 
   Channel::Unsafe& unsafe() override { return unsafe_; }
 

@@ -1,4 +1,4 @@
-// The definitions of AbstractServerSocketChannel<Base, Child>'s members. Included only
+// The definitions of AbstractServerSocketChannel<Base, Child, Derived>'s members. Included only
 // by the .cc file of each transport's server channel, which instantiates the template
 // explicitly (the public header declares it extern).
 #ifndef GYRE_TRANSPORT_INTERNAL_ABSTRACT_SERVER_SOCKET_CHANNEL_IMPL_H_
@@ -20,8 +20,8 @@
 
 namespace gyre {
 
-template <typename Base, typename Child>
-void AbstractServerSocketChannel<Base, Child>::DoBind(const SocketAddress& local,
+template <typename Base, typename Child, typename Derived>
+void AbstractServerSocketChannel<Base, Child, Derived>::DoBind(const SocketAddress& local,
                                                       ChannelPromise promise) {
   this->RunOnLoop(
       [this, local, promise]() mutable {
@@ -73,8 +73,8 @@ void AbstractServerSocketChannel<Base, Child>::DoBind(const SocketAddress& local
       &promise);
 }
 
-template <typename Base, typename Child>
-void AbstractServerSocketChannel<Base, Child>::DoBeginRead() {
+template <typename Base, typename Child, typename Derived>
+void AbstractServerSocketChannel<Base, Child, Derived>::DoBeginRead() {
   std::shared_ptr<Channel> self = this->shared_from_this();
   this->RunOnLoop(
       [this, self] {
@@ -86,14 +86,14 @@ void AbstractServerSocketChannel<Base, Child>::DoBeginRead() {
       nullptr);
 }
 
-template <typename Base, typename Child>
-void AbstractServerSocketChannel<Base, Child>::AcceptEvent() {
+template <typename Base, typename Child, typename Derived>
+void AbstractServerSocketChannel<Base, Child, Derived>::AcceptEvent() {
   std::shared_ptr<Channel> self = this->shared_from_this();  // alive through the handlers
   if (this->IsOpen()) AcceptReady();
 }
 
-template <typename Base, typename Child>
-void AbstractServerSocketChannel<Base, Child>::AcceptReady() {
+template <typename Base, typename Child, typename Derived>
+void AbstractServerSocketChannel<Base, Child, Derived>::AcceptReady() {
   read_requested_ = false;
   for (int i = 0; i < kMaxAcceptsPerWakeup && this->IsOpen(); ++i) {
     int fd = ::accept4(this->fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -121,8 +121,8 @@ void AbstractServerSocketChannel<Base, Child>::AcceptReady() {
   if (this->IsOpen()) UpdateAcceptInterest();
 }
 
-template <typename Base, typename Child>
-void AbstractServerSocketChannel<Base, Child>::BackOff() {
+template <typename Base, typename Child, typename Derived>
+void AbstractServerSocketChannel<Base, Child, Derived>::BackOff() {
   backoffs_.fetch_add(1, std::memory_order_relaxed);
   backing_off_ = true;
   UpdateAcceptInterest();
@@ -139,8 +139,8 @@ void AbstractServerSocketChannel<Base, Child>::BackOff() {
       kAcceptBackoff);
 }
 
-template <typename Base, typename Child>
-void AbstractServerSocketChannel<Base, Child>::InitChild(int fd) {
+template <typename Base, typename Child, typename Derived>
+void AbstractServerSocketChannel<Base, Child, Derived>::InitChild(int fd) {
   accepted_.fetch_add(1, std::memory_order_relaxed);
   std::shared_ptr<Child> child = Child::CreateAccepted(this, fd);
   if (setup_.deliver_to_pipeline) {

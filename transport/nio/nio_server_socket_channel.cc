@@ -8,17 +8,8 @@
 
 namespace gyre {
 
-template class AbstractServerSocketChannel<AbstractNioChannel, NioSocketChannel>;
-
-std::shared_ptr<NioServerSocketChannel> NioServerSocketChannel::Create(ChildSetup setup) {
-  return std::shared_ptr<NioServerSocketChannel>(new NioServerSocketChannel(std::move(setup)));
-}
-
-std::shared_ptr<NioServerSocketChannel> NioServerSocketChannel::Create() {
-  ChildSetup setup;
-  setup.deliver_to_pipeline = true;
-  return Create(std::move(setup));
-}
+template class AbstractServerSocketChannel<AbstractNioChannel, NioSocketChannel,
+                                           NioServerSocketChannel>;
 
 NioServerSocketChannel::NioServerSocketChannel(ChildSetup setup)
     : AbstractServerSocketChannel(std::move(setup)) {}

@@ -34,18 +34,18 @@
 
 namespace gyre {
 
-extern template class AbstractServerSocketChannel<AbstractNioChannel, NioSocketChannel>;
+class NioServerSocketChannel;
+extern template class AbstractServerSocketChannel<AbstractNioChannel, NioSocketChannel,
+                                                  NioServerSocketChannel>;
 
 class NioServerSocketChannel final
-    : public AbstractServerSocketChannel<AbstractNioChannel, NioSocketChannel> {
+    : public AbstractServerSocketChannel<AbstractNioChannel, NioSocketChannel, NioServerSocketChannel> {
  public:
-  static std::shared_ptr<NioServerSocketChannel> Create(ChildSetup setup);
-  // A server channel that delivers accepted children through its pipeline (for
-  // ServerBootstrap::Channel<NioServerSocketChannel>()).
-  static std::shared_ptr<NioServerSocketChannel> Create();
   ~NioServerSocketChannel() override;
 
  private:
+  friend class AbstractServerSocketChannel<AbstractNioChannel, NioSocketChannel, NioServerSocketChannel>;
+
   explicit NioServerSocketChannel(ChildSetup setup);
 
   // NioIoHandler

@@ -8,17 +8,8 @@
 
 namespace gyre {
 
-template class AbstractServerSocketChannel<AbstractOioChannel, OioSocketChannel>;
-
-std::shared_ptr<OioServerSocketChannel> OioServerSocketChannel::Create(ChildSetup setup) {
-  return std::shared_ptr<OioServerSocketChannel>(new OioServerSocketChannel(std::move(setup)));
-}
-
-std::shared_ptr<OioServerSocketChannel> OioServerSocketChannel::Create() {
-  ChildSetup setup;
-  setup.deliver_to_pipeline = true;
-  return Create(std::move(setup));
-}
+template class AbstractServerSocketChannel<AbstractOioChannel, OioSocketChannel,
+                                           OioServerSocketChannel>;
 
 OioServerSocketChannel::OioServerSocketChannel(ChildSetup setup)
     : AbstractServerSocketChannel(std::move(setup)) {}

@@ -44,18 +44,18 @@
 
 namespace gyre {
 
-extern template class AbstractServerSocketChannel<AbstractOioChannel, OioSocketChannel>;
+class OioServerSocketChannel;
+extern template class AbstractServerSocketChannel<AbstractOioChannel, OioSocketChannel,
+                                                  OioServerSocketChannel>;
 
 class OioServerSocketChannel final
-    : public AbstractServerSocketChannel<AbstractOioChannel, OioSocketChannel> {
+    : public AbstractServerSocketChannel<AbstractOioChannel, OioSocketChannel, OioServerSocketChannel> {
  public:
-  static std::shared_ptr<OioServerSocketChannel> Create(ChildSetup setup);
-  // A server channel that delivers accepted children through its pipeline (for
-  // ServerBootstrap::Channel<OioServerSocketChannel>()).
-  static std::shared_ptr<OioServerSocketChannel> Create();
   ~OioServerSocketChannel() override;
 
  private:
+  friend class AbstractServerSocketChannel<AbstractOioChannel, OioSocketChannel, OioServerSocketChannel>;
+
   explicit OioServerSocketChannel(ChildSetup setup);
 
   // OioIoHandler
