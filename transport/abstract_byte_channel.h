@@ -106,7 +106,9 @@ class AbstractByteChannel : public Base {
     AbstractByteChannel* const ch_;
   };
 
+  // The final class: calls through it (IsOpen, IsActive on the hot paths) are direct.
   Derived& derived() { return static_cast<Derived&>(*this); }
+  const Derived& derived() const { return static_cast<const Derived&>(*this); }
   // Reads and drops what the peer sends while draining (bounded per readiness).
   void DiscardInbound() ABSL_EXCLUSIVE_LOCKS_REQUIRED(this->loop_affinity_);
 

@@ -74,7 +74,7 @@ void AbstractByteChannel<Base, Derived>::ByteUnsafe::Flush() {
 
 template <typename Base, typename Derived>
 void AbstractByteChannel<Base, Derived>::WriteOnLoop(Message msg, ChannelPromise promise) {
-  if (!this->IsOpen()) {
+  if (!derived().IsOpen()) {
     promise.TryFailure(internal_transport::ClosedError());
     return;
   }
@@ -89,13 +89,13 @@ void AbstractByteChannel<Base, Derived>::WriteOnLoop(Message msg, ChannelPromise
 
 template <typename Base, typename Derived>
 void AbstractByteChannel<Base, Derived>::FlushOnLoop() {
-  if (!this->IsOpen()) return;
+  if (!derived().IsOpen()) return;
   // Flushed data not yet written means the loop waits for room, or an outer DoWrite
   // runs (a listener flushing from inside WriteTo): either picks the new data up.
   const bool waiting = outbound_.HasFlushed();
   outbound_.AddFlush();
   // Not yet connected: the data goes once the connect succeeds (BecomeActive).
-  if (!this->IsActive() || waiting) return;
+  if (!derived().IsActive() || waiting) return;
   DoWrite();
 }
 
@@ -106,7 +106,7 @@ void AbstractByteChannel<Base, Derived>::DoWrite() {
     CloseWithCause(written);
     return;
   }
-  if (!this->IsOpen()) return;
+  if (!derived().IsOpen()) return;
   const bool pending = outbound_.HasFlushed();
   derived().UpdateWriteInterest(pending);
   // A graceful shutdown's drain is done once every queued write was handed over.
@@ -116,9 +116,9 @@ void AbstractByteChannel<Base, Derived>::DoWrite() {
 template <typename Base, typename Derived>
 bool AbstractByteChannel<Base, Derived>::BeginShutdownDrain() {
   this->loop_affinity_.AssertOnLoop();  // called by the loop
-  if (!this->IsOpen()) return false;
+  if (!derived().IsOpen()) return false;
   if (draining_) return true;
-  if (!this->IsActive() || this->IsConnecting() ||
+  if (!derived().IsActive() || this->IsConnecting() ||
       output_shutdown_.load(std::memory_order_relaxed) || outbound_.empty()) {
     CloseWithCause(absl::OkStatus());
     return false;
@@ -130,15 +130,15 @@ bool AbstractByteChannel<Base, Derived>::BeginShutdownDrain() {
   derived().WatchInboundWhileDraining(true);
   // Flushes the unflushed writes; DoWrite closes the channel if it empties the buffer.
   FlushOnLoop();
-  return this->IsOpen();
+  return derived().IsOpen();
 }
 
 template <typename Base, typename Derived>
 void AbstractByteChannel<Base, Derived>::DrainEvent(bool writable, bool readable, bool failed) {
   // Writable, or an error or hang-up: a send reports the socket's error (and closes).
   if (writable) DoWrite();
-  if (this->IsOpen() && readable) DiscardInbound();
-  if (!this->IsOpen() || !failed) return;
+  if (derived().IsOpen() && readable) DiscardInbound();
+  if (!derived().IsOpen() || !failed) return;
   int err = 0;
   socklen_t len = sizeof(err);
   if (getsockopt(this->fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
@@ -171,19 +171,19 @@ void AbstractByteChannel<Base, Derived>::DiscardInbound() {
 template <typename Base, typename Derived>
 void AbstractByteChannel<Base, Derived>::OnRegistered() {
   // An accepted channel is active from the start.
-  if (this->IsActive()) this->pipeline().FireChannelActive();
+  if (derived().IsActive()) this->pipeline().FireChannelActive();
 }
 
 template <typename Base, typename Derived>
 void AbstractByteChannel<Base, Derived>::BecomeActive() {
   this->pipeline().FireChannelActive();
   // Writes flushed while connecting go now.
-  if (this->IsOpen() && outbound_.HasFlushed()) DoWrite();
+  if (derived().IsOpen() && outbound_.HasFlushed()) DoWrite();
 }
 
 template <typename Base, typename Derived>
 void AbstractByteChannel<Base, Derived>::CloseWithCause(absl::Status cause) {
-  if (!this->IsOpen()) return;
+  if (!derived().IsOpen()) return;
   std::shared_ptr<Channel> self = this->shared_from_this();
   this->AbortConnect(cause);
   read_requested_ = false;
