@@ -89,7 +89,7 @@ TEST(ConnectionsStressTest, TenThousandConnectionsEchoAndLeakNoFd) {
               failed_connects.fetch_add(1);
               continue;
             }
-            std::string msg = stress::Payload(id, 16 + static_cast<size_t>(id % 1500));
+            std::string msg = testing::PatternBytes(id, 16 + static_cast<size_t>(id % 1500));
             if (!stress::SendAll(fd, msg)) bad_echoes.fetch_add(1);
             wave.emplace_back(fd, std::move(msg));
           }

@@ -356,7 +356,7 @@ TEST(FaultInjectionTest, EintrStormOnTheLoopThreadsLosesNoDataAndLogsNoError) {
   int rounds = 0, bad = 0, plain_tasks = 0;
   while (!stop.load() || rounds < 200) {
     for (size_t i = 0; i < fds.size(); ++i) {
-      if (!EchoOnce(fds[i], stress::Payload(rounds, 1 + (rounds * 131 + i) % 4000))) ++bad;
+      if (!EchoOnce(fds[i], testing::PatternBytes(rounds, 1 + (rounds * 131 + i) % 4000))) ++bad;
     }
     ++rounds;
     Future<int> f = plain.Schedule([] { return 1; }, absl::Microseconds(50));

@@ -93,7 +93,7 @@ TEST(ResetAndSlowReaderStressTest, ServerStaysBoundedAndLeaksNothing) {
   constexpr int kSlowReaders = 6;
   const int fds_at_start = stress::OpenFdCount();
   const int64_t live_at_start = PooledByteBufAllocator::Default()->LiveBuffers();
-  const std::string payload = stress::Payload(7, kStreamBytes);
+  const std::string payload = testing::PatternBytes(7, kStreamBytes);
   ServerStats stats;
   int connections = 0;
   {

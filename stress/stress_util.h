@@ -68,26 +68,16 @@ inline long RaiseFdLimit() {
   return static_cast<long>(r.rlim_cur);
 }
 
-// A blocking TCP client socket connected to 127.0.0.1:`port`, with 30 s send and
-// receive timeouts (so a lost byte fails the test instead of hanging it) and, when
-// `rcvbuf` > 0, that SO_RCVBUF. -1 on failure.
+// testing::ConnectLoopback with 30 s send and receive timeouts (so a lost byte fails
+// the test instead of hanging it) and TCP_NODELAY. -1 on failure.
 inline int ConnectLoopback(uint16_t port, int rcvbuf = 0) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = testing::ConnectLoopback(port, rcvbuf);
   if (fd < 0) return -1;
   timeval tv{30, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    close(fd);
-    return -1;
-  }
   return fd;
 }
 
@@ -119,17 +109,6 @@ inline void CloseWithReset(int fd) {
   linger l{1, 0};
   setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
   close(fd);
-}
-
-// A deterministic pseudo-random payload of `n` bytes for `seed`.
-inline std::string Payload(uint32_t seed, size_t n) {
-  std::string s(n, '\0');
-  uint32_t x = 2654435761u * (seed + 1);
-  for (size_t i = 0; i < n; ++i) {
-    x = x * 1664525u + 1013904223u;
-    s[i] = static_cast<char>(x >> 24);
-  }
-  return s;
 }
 
 // A counter one can wait on; WaitFor gives up after this file's kHandshakeTimeout.

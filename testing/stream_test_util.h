@@ -1,5 +1,6 @@
 // Helpers for tests that push a long, checkable byte stream through a real socket and
-// count the process's file descriptors:
+// count the process's file descriptors, with a raw loopback client and an echo handler
+// to talk to:
 //
 //   ByteBuf chunk = testing::StreamChunk(offset, n);     // bytes offset..offset+n-1
 //   testing::PeerRead r = testing::ReadStreamUntilEnd(fd);
@@ -30,6 +31,9 @@
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/byte_buf_allocator.h"
 #include "gyre/channel/channel_future.h"
+#include "gyre/channel/channel_handler.h"
+#include "gyre/channel/channel_handler_context.h"
+#include "gyre/channel/socket_address.h"
 #include "gyre/concurrent/event_executor.h"
 #include "gyre/concurrent/promise.h"
 #include "gyre/concurrent/internal/log.h"
@@ -104,6 +108,41 @@ inline PeerRead ReadStreamUntilEnd(int fd) {
     r.bytes += static_cast<uint64_t>(n);
   }
 }
+
+// A deterministic pseudo-random payload of `n` bytes for `seed` (different seeds,
+// different bytes: a mix-up between connections shows).
+inline std::string PatternBytes(uint32_t seed, size_t n) {
+  std::string s(n, '\0');
+  uint32_t x = 2654435761u * (seed + 1);
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    s[i] = static_cast<char>(x >> 24);
+  }
+  return s;
+}
+
+// A blocking client socket connected to 127.0.0.1:port, with SO_RCVBUF `rcvbuf` when
+// positive (set before connecting, so the window follows it); -1 on failure.
+inline int ConnectLoopback(uint16_t port, int rcvbuf = 0) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+  SocketAddress target = SocketAddress::Loopback(port);
+  if (connect(fd, target.sockaddr_ptr(), target.sockaddr_len()) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Writes back what it reads, flushing at each read-complete. Sharable: one instance
+// may serve every channel.
+class EchoHandler : public ChannelInboundHandler {
+ public:
+  bool IsSharable() const override { return true; }
+  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override { ctx.Write(std::move(msg)); }
+  void ChannelReadComplete(ChannelHandlerContext& ctx) override { ctx.Flush(); }
+};
 
 // A TCP socket bound to a free 127.0.0.1 port that does not listen: while it is open no
 // one else can take the port and connecting to it is refused (no TCP self-connect can

@@ -17,6 +17,7 @@
 #include "gyre/concurrent/promise.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
+#include "gyre/testing/stream_test_util.h"
 #include "gyre/testing/budget.h"
 
 namespace gyre {
@@ -37,13 +38,6 @@ struct FdLimitGuard {
     restored = true;
   }
   ~FdLimitGuard() { Restore(); }
-};
-
-// Writes back what it reads.
-class Echo final : public ChannelInboundHandler {
- public:
-  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override { ctx.Write(std::move(msg)); }
-  void ChannelReadComplete(ChannelHandlerContext& ctx) override { ctx.Flush(); }
 };
 
 class ExceptionProbe final : public ChannelInboundHandler {
@@ -69,7 +63,7 @@ TEST(NioAcceptBackoffTest, OutOfFdsBacksOffWithoutSpinningAndKeepsServing) {
   NioServerSocketChannel::ChildSetup setup;
   setup.group = workers.get();
   setup.initializer = [&](NioSocketChannel& child) {
-    (void)child.pipeline().AddLast("echo", std::make_shared<Echo>());
+    (void)child.pipeline().AddLast("echo", std::make_shared<testing::EchoHandler>());
     if (initialized.fetch_add(1) + 1 == kClients) all_accepted.TrySuccess();
   };
   auto server = NioServerSocketChannel::Create(std::move(setup));

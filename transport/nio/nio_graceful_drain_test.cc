@@ -40,20 +40,6 @@ constexpr size_t kChunk = 1 << 20;
 constexpr int kChunks = 4;
 constexpr uint64_t kTotal = uint64_t{kChunk} * kChunks;
 
-// A blocking client socket to 127.0.0.1:port with a small receive buffer (or -1).
-int RawConnect(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  int rcvbuf = 16 * 1024;
-  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-  SocketAddress target = SocketAddress::Loopback(port);
-  if (connect(fd, target.sockaddr_ptr(), target.sockaddr_len()) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // Records what reaches the child's pipeline (on its loop).
 class Recorder final : public ChannelInboundHandler {
  public:
@@ -121,7 +107,7 @@ class GracefulDrainTest : public ::testing::Test {
     ChannelFuture bound = server_->Bind(SocketAddress::Loopback(0));
     ASSERT_TRUE(bound.AwaitFor(kWait));
     ASSERT_TRUE(bound.IsSuccess()) << bound.Cause();
-    peer_ = RawConnect(server_->local_address().port());
+    peer_ = testing::ConnectLoopback(server_->local_address().port(), 16 * 1024);
     ASSERT_GE(peer_, 0);
     ASSERT_TRUE(child_.AwaitFor(kWait));
     accepted_ = *child_.GetNow();

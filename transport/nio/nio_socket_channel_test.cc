@@ -40,23 +40,6 @@ ByteBuf Bytes(absl::string_view s) {
   return *std::move(b);
 }
 
-std::string Payload(int seed, size_t n) {
-  std::string s(n, '\0');
-  uint32_t x = 2654435761u * static_cast<uint32_t>(seed + 1);
-  for (size_t i = 0; i < n; ++i) {
-    x = x * 1664525u + 1013904223u;
-    s[i] = static_cast<char>(x >> 24);
-  }
-  return s;
-}
-
-// Writes back what it reads.
-class EchoHandler final : public ChannelInboundHandler {
- public:
-  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override { ctx.Write(std::move(msg)); }
-  void ChannelReadComplete(ChannelHandlerContext& ctx) override { ctx.Flush(); }
-};
-
 // Collects bytes and events; all callbacks run on the channel's loop.
 class Collector final : public ChannelInboundHandler {
  public:
@@ -170,7 +153,7 @@ class NioSocketChannelTest : public ::testing::Test {
 
 TEST_F(NioSocketChannelTest, EchoTwoHundredConcurrentClientsByteExact) {
   auto server = StartServer([](NioSocketChannel& child) {
-    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<testing::EchoHandler>()).ok());
   });
   const uint16_t port = server->local_address().port();
   ASSERT_NE(port, 0);
@@ -184,7 +167,7 @@ TEST_F(NioSocketChannelTest, EchoTwoHundredConcurrentClientsByteExact) {
   std::vector<Client> clients;
   for (int i = 0; i < kClients; ++i) {
     Client c;
-    c.payload = Payload(i, kSize);
+    c.payload = testing::PatternBytes(i, kSize);
     c.collector = std::make_shared<Collector>(kSize);
     c.ch = NewClient(c.collector);
     clients.push_back(std::move(c));
@@ -373,7 +356,9 @@ TEST_F(NioSocketChannelTest, WritabilityFlipsAtTheWaterMarks) {
   constexpr int kChunks = 64;
   constexpr size_t kChunk = 64 * 1024;
   std::vector<ChannelFuture> writes;
-  for (int i = 0; i < kChunks; ++i) writes.push_back(client->Write(Bytes(Payload(i, kChunk))));
+  for (int i = 0; i < kChunks; ++i) {
+    writes.push_back(client->Write(Bytes(testing::PatternBytes(i, kChunk))));
+  }
   client->Flush();
   ASSERT_TRUE(collector->unwritable_.AwaitFor(kWait));
   EXPECT_FALSE(client->IsWritable());
@@ -399,7 +384,7 @@ TEST_F(NioSocketChannelTest, WritabilityFlipsAtTheWaterMarks) {
 
 TEST_F(NioSocketChannelTest, AutoReadOffReadsOnlyOnRequest) {
   auto server = StartServer([](NioSocketChannel& child) {
-    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<testing::EchoHandler>()).ok());
   });
   auto collector = std::make_shared<Collector>(5);
   auto client = NewClient(collector);
@@ -428,7 +413,7 @@ void WriteChain(std::shared_ptr<NioSocketChannel> ch, int i, int n) {
 
 TEST_F(NioSocketChannelTest, WritesFromWriteListenersKeepTheirOrder) {
   auto server = StartServer([](NioSocketChannel& child) {
-    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<testing::EchoHandler>()).ok());
   });
   std::string expected;
   constexpr int kPieces = 500;
@@ -446,7 +431,7 @@ TEST_F(NioSocketChannelTest, WritesFromWriteListenersKeepTheirOrder) {
 
 TEST_F(NioSocketChannelTest, WritesBeforeTheConnectCompletesAreSent) {
   auto server = StartServer([](NioSocketChannel& child) {
-    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<testing::EchoHandler>()).ok());
   });
   auto collector = std::make_shared<Collector>(4);
   auto client = NewClient(collector);
@@ -501,7 +486,7 @@ TEST_F(NioSocketChannelTest, RegisteringTwiceFails) {
 
 TEST_F(NioSocketChannelTest, ServerKeepsServingAfterSelectorRebuild) {
   auto server = StartServer([](NioSocketChannel& child) {
-    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<testing::EchoHandler>()).ok());
   });
   ASSERT_TRUE(bosses_->RebuildSelectors().AwaitFor(kWait));
   ASSERT_TRUE(workers_->RebuildSelectors().AwaitFor(kWait));
@@ -519,19 +504,6 @@ TEST_F(NioSocketChannelTest, ServerKeepsServingAfterSelectorRebuild) {
 
 // The byte at offset `o` of a long generated stream.
 char StreamByte(uint64_t o) { return static_cast<char>((o ^ (o >> 9) ^ (o >> 17)) & 0xff); }
-
-// A blocking client socket connected to 127.0.0.1:port (or -1).
-int RawConnect(uint16_t port, int rcvbuf = 0) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-  SocketAddress target = SocketAddress::Loopback(port);
-  if (connect(fd, target.sockaddr_ptr(), target.sockaddr_len()) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // Writes `total` bytes of the generated stream in `chunk`-sized writes, only while the
 // channel is writable (resuming on the writability change), then closes. Records the
@@ -608,7 +580,7 @@ TEST_F(NioSocketChannelTest, SixtyFourMiBToASlowReaderStaysWithinTheWaterMarks) 
        ChannelOptionSetting{ChannelOptionId::kWriteBufferLowWaterMark,
                             "WRITE_BUFFER_LOW_WATER_MARK", kLow},
        ChannelOptionSetting{ChannelOptionId::kSoSndbuf, "SO_SNDBUF", 32 * 1024}});
-  int fd = RawConnect(server->local_address().port(), 16 * 1024);
+  int fd = testing::ConnectLoopback(server->local_address().port(), 16 * 1024);
   ASSERT_GE(fd, 0);
   // The slow reader: small reads, checking every byte.
   uint64_t got = 0;
@@ -748,7 +720,7 @@ TEST_F(NioSocketChannelTest, WithoutHalfClosureThePeersFinClosesTheChannel) {
     ASSERT_TRUE(child.pipeline().AddLast("probe", probe).ok());
     child_p.TrySuccess(child.shared_from_this());
   });
-  int fd = RawConnect(server->local_address().port());
+  int fd = testing::ConnectLoopback(server->local_address().port());
   ASSERT_GE(fd, 0);
   ASSERT_EQ(send(fd, "abc", 3, MSG_NOSIGNAL), 3);
   ASSERT_EQ(shutdown(fd, SHUT_WR), 0);
@@ -795,14 +767,16 @@ TEST_F(NioSocketChannelTest, PeerResetMidWriteClosesCleanly) {
     ASSERT_TRUE(child.pipeline().AddLast("sink", sink).ok());
     child_p.TrySuccess(std::static_pointer_cast<NioSocketChannel>(child.shared_from_this()));
   });
-  int fd = RawConnect(server->local_address().port(), 16 * 1024);
+  int fd = testing::ConnectLoopback(server->local_address().port(), 16 * 1024);
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(child_p.AwaitFor(kWait));
   std::shared_ptr<NioSocketChannel> child = *child_p.GetNow();
   // Far more than the socket buffers hold: most of it is still queued at the reset.
   constexpr int kWrites = 64;
   std::vector<ChannelFuture> writes;
-  for (int i = 0; i < kWrites; ++i) writes.push_back(child->Write(Bytes(Payload(i, 256 * 1024))));
+  for (int i = 0; i < kWrites; ++i) {
+    writes.push_back(child->Write(Bytes(testing::PatternBytes(i, 256 * 1024))));
+  }
   child->Flush();
   char buf[4096];
   ASSERT_GT(recv(fd, buf, sizeof(buf), 0), 0);  // the writes are under way
@@ -866,7 +840,8 @@ class PingPong final : public ChannelInboundHandler {
 
  private:
   void Send(ChannelHandlerContext& ctx) {
-    expect_ = Payload(seed_ * 1000 + rounds_, 100 + static_cast<size_t>((rounds_ * 37) % 3000));
+    expect_ = testing::PatternBytes(seed_ * 1000 + rounds_,
+                                    100 + static_cast<size_t>((rounds_ * 37) % 3000));
     got_.clear();
     ctx.WriteAndFlush(Bytes(expect_));
   }
@@ -881,7 +856,7 @@ class PingPong final : public ChannelInboundHandler {
 
 TEST_F(NioSocketChannelTest, RebuildSelectorsWhileTrafficFlowsLosesNothing) {
   auto server = StartServer([](NioSocketChannel& child) {
-    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<testing::EchoHandler>()).ok());
   });
   constexpr int kClients = 20;
   std::atomic<bool> stop{false};
@@ -927,7 +902,7 @@ TEST_F(NioSocketChannelTest, EchoOverIpv6Loopback) {
   NioServerSocketChannel::ChildSetup setup;
   setup.group = workers_.get();
   setup.initializer = [](NioSocketChannel& child) {
-    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<EchoHandler>()).ok());
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<testing::EchoHandler>()).ok());
   };
   auto server = NioServerSocketChannel::Create(std::move(setup));
   ASSERT_TRUE(bosses_->Register(server).AwaitFor(kWait));

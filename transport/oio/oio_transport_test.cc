@@ -33,13 +33,6 @@ namespace {
 
 const absl::Duration kWait = gyre::testing::Scaled(absl::Seconds(30));
 
-class Echo : public ChannelInboundHandler {
- public:
-  bool IsSharable() const override { return true; }
-  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override { ctx.Write(std::move(msg)); }
-  void ChannelReadComplete(ChannelHandlerContext& ctx) override { ctx.Flush(); }
-};
-
 // Remembers the loop of every channel that became active.
 class LoopRecorder : public ChannelInboundHandler {
  public:
@@ -53,21 +46,6 @@ class LoopRecorder : public ChannelInboundHandler {
  private:
   Promise<EventLoop*> loop_;
 };
-
-// A blocking client socket connected to 127.0.0.1:port; -1 on failure.
-int ConnectRaw(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 bool WriteAll(int fd, const std::string& data) {
   size_t off = 0;
@@ -103,16 +81,6 @@ int ListenRaw(uint16_t* port) {
   return fd;
 }
 
-std::string Pattern(int client, size_t size) {
-  std::string s(size, '\0');
-  uint32_t x = 2654435761u * static_cast<uint32_t>(client + 1);
-  for (size_t i = 0; i < size; ++i) {
-    x = x * 1664525u + 1013904223u;
-    s[i] = static_cast<char>(x >> 24);
-  }
-  return s;
-}
-
 struct Server {
   std::unique_ptr<OioEventLoopGroup> boss;
   std::unique_ptr<OioEventLoopGroup> workers;
@@ -131,7 +99,7 @@ absl::StatusOr<Server> StartEchoServer(int max_children,
   s.boss = *std::move(boss);
   s.workers = *std::move(workers);
   ServerBootstrap server;
-  std::shared_ptr<ChannelHandler> echo = std::make_shared<Echo>();
+  std::shared_ptr<ChannelHandler> echo = std::make_shared<testing::EchoHandler>();
   server.Group(s.boss.get(), s.workers.get())
       .Channel<OioServerSocketChannel>()
       .ChildOption(ChannelOption::kTcpNodelay, true)
@@ -165,10 +133,10 @@ TEST(OioTransportTest, EchoWithFiftyConcurrentClientsIsByteExact) {
   std::atomic<int> connected{0};
   for (int i = 0; i < kClients; ++i) {
     threads.emplace_back([&, i] {
-      int fd = ConnectRaw(server->port);
+      int fd = testing::ConnectLoopback(server->port);
       if (fd < 0) return;
       connected.fetch_add(1);
-      std::string data = Pattern(i, kBytes);
+      std::string data = testing::PatternBytes(i, kBytes);
       // Write and read at once, so neither side's buffers can fill up and stall.
       std::thread writer([fd, &data] { WriteAll(fd, data); });
       got[i] = ReadUpTo(fd, kBytes);
@@ -180,7 +148,8 @@ TEST(OioTransportTest, EchoWithFiftyConcurrentClientsIsByteExact) {
   EXPECT_EQ(connected.load(), kClients);
   for (int i = 0; i < kClients; ++i) {
     ASSERT_EQ(got[i].size(), kBytes) << "client " << i;
-    EXPECT_TRUE(got[i] == Pattern(i, kBytes)) << "client " << i << " got different bytes";
+    EXPECT_TRUE(got[i] == testing::PatternBytes(i, kBytes))
+        << "client " << i << " got different bytes";
   }
   StopServer(*server);
 }
@@ -261,11 +230,11 @@ TEST(OioTransportTest, ChannelCapRefusesWithResourceExhausted) {
 TEST(OioTransportTest, CappedChildGroupClosesExtraConnectionsAndKeepsServing) {
   absl::StatusOr<Server> server = StartEchoServer(1);
   ASSERT_TRUE(server.ok()) << server.status();
-  int first = ConnectRaw(server->port);
+  int first = testing::ConnectLoopback(server->port);
   ASSERT_GE(first, 0);
   ASSERT_TRUE(WriteAll(first, "ping"));
   EXPECT_EQ(ReadUpTo(first, 4), "ping");  // the first child is registered and serving
-  int second = ConnectRaw(server->port);
+  int second = testing::ConnectLoopback(server->port);
   ASSERT_GE(second, 0);
   // The second child is refused a loop and closed: EOF (or a reset) without echo.
   (void)WriteAll(second, "pong");
@@ -303,7 +272,9 @@ void ConnectToRawPeer(ClientOfRawPeer* c) {
   ASSERT_TRUE(group.ok()) << group.status();
   c->group = std::move(*group);
   Bootstrap client;
-  client.Group(c->group.get()).Channel<OioSocketChannel>().Handler(std::make_shared<Echo>());
+  client.Group(c->group.get())
+      .Channel<OioSocketChannel>()
+      .Handler(std::make_shared<testing::EchoHandler>());
   absl::StatusOr<std::shared_ptr<Channel>> ch = client.Connect(SocketAddress::Loopback(port)).Sync();
   ASSERT_TRUE(ch.ok()) << ch.status();
   c->channel = *ch;
@@ -331,7 +302,7 @@ TEST(OioTransportTest, ServerCloseFromForeignThreadUnblocksAccept) {
   ServerBootstrap server;
   server.Group(boss->get(), workers->get())
       .Channel<OioServerSocketChannel>()
-      .ChildHandler(std::make_shared<Echo>());
+      .ChildHandler(std::make_shared<testing::EchoHandler>());
   absl::StatusOr<std::shared_ptr<Channel>> listening = server.Bind(SocketAddress::Loopback(0)).Sync();
   ASSERT_TRUE(listening.ok()) << listening.status();
   uint16_t port = (*listening)->local_address().port();
@@ -341,7 +312,7 @@ TEST(OioTransportTest, ServerCloseFromForeignThreadUnblocksAccept) {
   closer.join();
   EXPECT_TRUE((*listening)->CloseFuture().AwaitFor(kWait));
   EXPECT_TRUE(loop->TerminationFuture().AwaitFor(kWait));
-  EXPECT_LT(ConnectRaw(port), 0);  // nobody listens any more
+  EXPECT_LT(testing::ConnectLoopback(port), 0);  // nobody listens any more
   EXPECT_TRUE((*workers)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(10)).AwaitFor(kWait));
   EXPECT_TRUE((*boss)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(10)).AwaitFor(kWait));
 }
@@ -350,7 +321,7 @@ TEST(OioTransportTest, PerChannelLoopTerminatesAfterItsChannelCloses) {
   Promise<EventLoop*> child_loop;
   absl::StatusOr<Server> server = StartEchoServer(0, std::make_shared<LoopRecorder>(child_loop));
   ASSERT_TRUE(server.ok()) << server.status();
-  int fd = ConnectRaw(server->port);
+  int fd = testing::ConnectLoopback(server->port);
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(child_loop.AwaitFor(kWait));
   EventLoop* loop = *child_loop.GetNow();
@@ -390,7 +361,7 @@ TEST(OioTransportTest, BindInUseFailsTheFuture) {
   auto group = OioEventLoopGroup::Create();
   ASSERT_TRUE(group.ok());
   ServerBootstrap server;
-  server.Group(group->get()).Channel<OioServerSocketChannel>().ChildHandler(std::make_shared<Echo>());
+  server.Group(group->get()).Channel<OioServerSocketChannel>().ChildHandler(std::make_shared<testing::EchoHandler>());
   absl::StatusOr<std::shared_ptr<Channel>> bound = server.Bind(SocketAddress::Loopback(port)).Sync();
   ASSERT_FALSE(bound.ok());
   EXPECT_EQ(bound.status().code(), absl::StatusCode::kFailedPrecondition) << bound.status();
