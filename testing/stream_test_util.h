@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "gtest/gtest.h"
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/byte_buf_allocator.h"
 #include "gyre/channel/channel_future.h"
@@ -106,6 +107,23 @@ inline PeerRead ReadStreamUntilEnd(int fd) {
       }
     }
     r.bytes += static_cast<uint64_t>(n);
+  }
+}
+
+// Reads `fd` to its end (ReadStreamUntilEnd) and expects exactly the stream's first
+// `total` bytes, then EOF (not a reset).
+inline void ExpectStreamThenEof(int fd, uint64_t total) {
+  const PeerRead read = ReadStreamUntilEnd(fd);
+  EXPECT_EQ(read.bytes, total);
+  EXPECT_EQ(read.first_bad, UINT64_MAX) << "first wrong byte at offset " << read.first_bad;
+  EXPECT_EQ(read.last, 0) << "expected EOF, not a reset (errno " << read.last_errno << ")";
+}
+
+// Waits up to `wait` for each of `writes` and expects it to have succeeded.
+inline void ExpectWritesSucceed(const std::vector<ChannelFuture>& writes, absl::Duration wait) {
+  for (const ChannelFuture& w : writes) {
+    ASSERT_TRUE(w.AwaitFor(wait));
+    EXPECT_TRUE(w.IsSuccess()) << w.Cause();
   }
 }
 

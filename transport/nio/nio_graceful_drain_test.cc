@@ -164,15 +164,8 @@ TEST_F(GracefulDrainTest, QueuedWritesReachAPeerThatReadsLateThenEofApi3699) {
   EXPECT_FALSE(loop_->IsTerminated());
 
   // Now the peer reads everything, checking every byte.
-  const testing::PeerRead read = testing::ReadStreamUntilEnd(peer_);
-  EXPECT_EQ(read.bytes, kTotal);
-  EXPECT_EQ(read.first_bad, UINT64_MAX) << "first wrong byte at offset " << read.first_bad;
-  EXPECT_EQ(read.last, 0) << "expected EOF, got errno " << read.last_errno;
-
-  for (ChannelFuture& w : writes) {
-    ASSERT_TRUE(w.AwaitFor(kWait));
-    EXPECT_TRUE(w.IsSuccess()) << w.Cause();
-  }
+  testing::ExpectStreamThenEof(peer_, kTotal);
+  ASSERT_NO_FATAL_FAILURE(testing::ExpectWritesSucceed(writes, kWait));
   ASSERT_TRUE(terminated.AwaitFor(kWait));
   EXPECT_TRUE(terminated.IsSuccess()) << terminated.Cause();
   EXPECT_TRUE(loop_->IsTerminated());
@@ -248,10 +241,7 @@ TEST_F(GracefulDrainTest, WritesQueuedWhileDrainingAreSentBeforeTheClose) {
   Future<void> terminated = group_->ShutdownGracefully(absl::ZeroDuration(), kWait);
   ASSERT_TRUE(server_->CloseFuture().AwaitFor(kWait));
 
-  const testing::PeerRead read = testing::ReadStreamUntilEnd(peer_);
-  EXPECT_EQ(read.bytes, kTotal + 1000);
-  EXPECT_EQ(read.first_bad, UINT64_MAX) << "first wrong byte at offset " << read.first_bad;
-  EXPECT_EQ(read.last, 0) << "expected EOF, got errno " << read.last_errno;
+  testing::ExpectStreamThenEof(peer_, kTotal + 1000);
   ASSERT_TRUE(extra.AwaitFor(kWait));
   ChannelFuture extra_write = *extra.GetNow();
   ASSERT_TRUE(extra_write.AwaitFor(kWait));

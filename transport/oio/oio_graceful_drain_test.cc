@@ -113,14 +113,8 @@ TEST_F(OioGracefulDrainTest, QueuedWritesReachAPeerThatReadsLateThenEofApi3699) 
   EXPECT_TRUE(channel_->IsOpen());
   EXPECT_FALSE(writes.back().IsDone());
 
-  const testing::PeerRead read = testing::ReadStreamUntilEnd(peer_);
-  EXPECT_EQ(read.bytes, kTotal);
-  EXPECT_EQ(read.first_bad, UINT64_MAX) << "first wrong byte at offset " << read.first_bad;
-  EXPECT_EQ(read.last, 0) << "expected EOF, not a reset (errno " << read.last_errno << ")";
-  for (ChannelFuture& w : writes) {
-    ASSERT_TRUE(w.AwaitFor(kWait));
-    EXPECT_TRUE(w.IsSuccess()) << w.Cause();
-  }
+  testing::ExpectStreamThenEof(peer_, kTotal);
+  ASSERT_NO_FATAL_FAILURE(testing::ExpectWritesSucceed(writes, kWait));
   ASSERT_TRUE(terminated.AwaitFor(kWait));
   EXPECT_TRUE(loop_->IsTerminated());
   EXPECT_FALSE(channel_->IsOpen());
