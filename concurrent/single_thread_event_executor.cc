@@ -347,6 +347,15 @@ bool SingleThreadEventExecutor::RunAllTasks(absl::Duration timeout) {
 }
 
 bool SingleThreadEventExecutor::RunTasksWithin(std::optional<absl::Duration> budget) {
+  // Nothing queued, no timer kept or handed over: a loop calls this after every I/O
+  // batch, mostly with nothing to run; then it reads no clock and stamps nothing (the
+  // full path below would run nothing, and leave the same state). Relaxed peeks at the
+  // timer stacks, as in AbsorbTimers; the queue's acquire load as in CountReady.
+  if (local_.empty() && heap_.empty() &&
+      incoming_timers_.load(std::memory_order_relaxed) == nullptr &&
+      cancelled_timers_.load(std::memory_order_relaxed) == nullptr && queue_.NoVisibleNodes()) {
+    return false;
+  }
   // One clock read serves the deadline, the due timers and (with the system ticker) the
   // busy-time start: a loop calls this after every I/O batch.
   const int64_t now = NanosNow();
