@@ -577,25 +577,31 @@ TEST_F(ScheduledTaskTest, PendingTimersAreCancelledAtTermination) {
 
 // B07: a queue that is never empty does not starve the timers.
 TEST_F(ScheduledTaskTest, BusyQueueDoesNotStarveTimers) {
-  std::atomic<bool> stop{false};
-  std::atomic<int> spins{0};
+  // Shared with the spinners: one may still be queued when the test body returns (a
+  // spinner that read `stop` before it was set re-posts itself; its successor can run
+  // after the barrier, since a task posted on the loop waits for the shared queue's
+  // batch), and it runs while the fixture's executor shuts down.
+  struct State {
+    std::atomic<bool> stop{false};
+    std::atomic<int> spins{0};
+  };
+  auto state = std::make_shared<State>();
   struct Spinner {
     DefaultEventExecutor* e;
-    std::atomic<bool>* stop;
-    std::atomic<int>* spins;
+    std::shared_ptr<State> state;
     void operator()() const {
-      spins->fetch_add(1);
-      if (!stop->load()) e->Execute(Spinner{*this}).IgnoreError();
+      state->spins.fetch_add(1);
+      if (!state->stop.load()) e->Execute(Spinner{*this}).IgnoreError();
     }
   };
-  ASSERT_TRUE(executor.Execute(Spinner{&executor, &stop, &spins}).ok());
+  ASSERT_TRUE(executor.Execute(Spinner{&executor, state}).ok());
   auto timer = executor.Schedule([] { return 1; }, absl::Milliseconds(10));
   ticker.Advance(absl::Milliseconds(10));
   ASSERT_TRUE(timer.AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
   EXPECT_TRUE(timer.IsSuccess());
-  stop = true;
+  state->stop = true;
   Barrier(executor);
-  EXPECT_GT(spins.load(), 0);
+  EXPECT_GT(state->spins.load(), 0);
 }
 
 // --- Bounded queues -----------------------------------------------------------------
