@@ -34,20 +34,10 @@ void AbstractNioChannel::StopAutoRead() {
       nullptr);
 }
 
-void AbstractNioChannel::AddInterest(uint32_t events) {
-  interest_ |= events;
-  ApplyInterest();
-}
-
-void AbstractNioChannel::RemoveInterest(uint32_t events) {
-  interest_ &= ~events;
-  ApplyInterest();
-}
-
 void AbstractNioChannel::ApplyInterest() {
+  if (interest_ == applied_interest_) return;
   NioEventLoop* loop = nio_loop();
   if (loop == nullptr || fd() < 0 || !IsOpen() || !IsRegistered()) return;
-  if (interest_ == applied_interest_) return;
   absl::Status s = loop->SetInterest(fd(), interest_, this);
   applied_interest_ = s.ok() ? interest_ : kNoInterestApplied;
   if (!s.ok()) pipeline().FireExceptionCaught(s);

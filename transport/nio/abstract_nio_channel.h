@@ -32,8 +32,16 @@ class AbstractNioChannel : public AbstractSocketChannel, protected NioIoHandler 
   AbstractNioChannel(Channel* parent, int fd) : AbstractSocketChannel(parent, fd) {}
 
   // Adds / removes `events` from the epoll interest (loop thread; no-op unregistered).
-  void AddInterest(uint32_t events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void RemoveInterest(uint32_t events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // Inline: most calls (a read re-armed after each read, write interest dropped after
+  // each complete write) leave the registered set as it is.
+  void AddInterest(uint32_t events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
+    interest_ |= events;
+    if (interest_ != applied_interest_) ApplyInterest();
+  }
+  void RemoveInterest(uint32_t events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
+    interest_ &= ~events;
+    if (interest_ != applied_interest_) ApplyInterest();
+  }
   uint32_t interest() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) { return interest_; }
 
   // AbstractSocketChannel
@@ -43,6 +51,7 @@ class AbstractNioChannel : public AbstractSocketChannel, protected NioIoHandler 
   void StopAutoRead() override;
 
  private:
+  // Registers the interest set with the loop (when it differs from the one registered).
   void ApplyInterest() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // No interest set is known to be registered with the loop (before registration, after
