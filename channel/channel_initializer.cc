@@ -1,23 +1,20 @@
 #include "gyre/channel/channel_initializer.h"
 
-#include <exception>
+#include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "gyre/channel/channel.h"
 #include "gyre/channel/channel_handler_context.h"
 #include "gyre/concurrent/internal/log.h"
+#include "gyre/concurrent/internal/status_macros.h"
 
 namespace gyre {
 
 void ChannelInitializer::HandlerAdded(ChannelHandlerContext& ctx) {
   absl::Status status;
-  try {
+  absl::Status thrown = internal::CatchAsStatus("channel initializer", [&] {
     status = init_ ? init_(ctx.channel()) : absl::OkStatus();
-  } catch (const std::exception& e) {
-    status = absl::InternalError(absl::StrCat("channel initializer threw: ", e.what()));
-  } catch (...) {
-    status = absl::InternalError("channel initializer threw a non-std exception");
-  }
+  });
+  if (!thrown.ok()) status = std::move(thrown);
   // Remove this initializer first, so the handlers it added see events from now on.
   ctx.pipeline().Remove(this).IgnoreError();
   if (!status.ok()) {

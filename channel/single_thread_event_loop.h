@@ -17,10 +17,7 @@
 //         HandleReadyIo();
 //         ReleaseRemovedChannels();                    // after the I/O batch
 //         RunAllTasks();
-//         if (IsShuttingDown()) {
-//           ShutdownChannelsStep();
-//           if (ConfirmShutdown()) break;
-//         }
+//         if (ShutdownConfirmed()) break;              // the end of every turn
 //       }
 //     }
 //   };
@@ -53,6 +50,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/any_invocable.h"
@@ -132,6 +130,15 @@ class SingleThreadEventLoop : public SingleThreadEventExecutor, public EventLoop
   // channels that are not draining to drain or closes them; after it, closes every
   // registered channel (see the file comment).
   void ShutdownChannelsStep() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+
+  // Loop thread only, at the end of each turn of Run(): false while the loop runs.
+  // While it shuts down, takes one ShutdownChannelsStep() and returns ConfirmShutdown()
+  // (true: Run() must return).
+  bool ShutdownConfirmed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
+    if (ABSL_PREDICT_TRUE(!IsShuttingDown())) return false;
+    ShutdownChannelsStep();
+    return ConfirmShutdown();
+  }
 
   // Loop thread only. Closes every registered channel now (pending writes fail).
   void CloseAllChannels() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);

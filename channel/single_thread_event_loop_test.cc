@@ -34,10 +34,7 @@ class TaskOnlyLoop final : public SingleThreadEventLoop {
       WaitForTasks();
       RunAllTasks();
       ReleaseRemovedChannels();
-      if (IsShuttingDown()) {
-        ShutdownChannelsStep();
-        if (ConfirmShutdown()) break;
-      }
+      if (ShutdownConfirmed()) break;
     }
   }
 };

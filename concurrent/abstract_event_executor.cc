@@ -6,6 +6,7 @@
 
 #include "gyre/concurrent/executor_snapshot.h"
 #include "gyre/concurrent/internal/log.h"
+#include "gyre/concurrent/internal/status_macros.h"
 
 namespace gyre {
 
@@ -21,13 +22,8 @@ absl::Status AbstractEventExecutorGroup::ValidateShutdownArguments(absl::Duratio
 }
 
 void AbstractEventExecutor::SafeExecute(absl::AnyInvocable<void()>& task) {
-  try {
-    task();
-  } catch (const std::exception& e) {
-    GYRE_LOG(WARNING) << "A task raised an exception: " << e.what();
-  } catch (...) {
-    GYRE_LOG(WARNING) << "A task raised a non-std exception";
-  }
+  absl::Status thrown = internal::CatchAsStatus("a task", task);
+  if (ABSL_PREDICT_FALSE(!thrown.ok())) GYRE_LOG(WARNING) << thrown.message();
 }
 
 int64_t CoarseMonotonicNanos() {

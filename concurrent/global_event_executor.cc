@@ -68,23 +68,25 @@ absl::Status GlobalEventExecutor::StartLocked() {
   return absl::OkStatus();
 }
 
-absl::Status GlobalEventExecutor::Execute(absl::AnyInvocable<void()> task) {
+template <typename Add>
+absl::Status GlobalEventExecutor::StartAndAdd(Add add) {
   internal::MutexLock lock(&mu_);
   absl::Status started = StartLocked();
   if (!started.ok()) return started;
-  queue_.push_back(std::move(task));
+  add();
   cv_.Signal();
   return absl::OkStatus();
 }
 
+absl::Status GlobalEventExecutor::Execute(absl::AnyInvocable<void()> task) {
+  return StartAndAdd([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    queue_.push_back(std::move(task));
+  });
+}
+
 absl::Status GlobalEventExecutor::ScheduleTask(internal::ScheduledTaskRef& task) {
   task->set_host(this);
-  internal::MutexLock lock(&mu_);
-  absl::Status started = StartLocked();
-  if (!started.ok()) return started;
-  heap_.Push(std::move(task));
-  cv_.Signal();
-  return absl::OkStatus();
+  return StartAndAdd([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { heap_.Push(std::move(task)); });
 }
 
 void GlobalEventExecutor::OnTimeAdvanced() {

@@ -61,6 +61,10 @@ class GlobalEventExecutor final : public AbstractUnstoppableEventExecutor,
  private:
   void Worker();
   absl::Status StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Under mu_: starts the worker when none runs, then calls `add` (which queues work)
+  // and wakes the worker.
+  template <typename Add>
+  absl::Status StartAndAdd(Add add) ABSL_LOCKS_EXCLUDED(mu_);
   void OnTimeAdvanced() override;
   void OnScheduledTaskCancelled(internal::ScheduledTask* task) override;
 

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gyre/concurrent/internal/log.h"
+#include "gyre/concurrent/internal/status_macros.h"
 
 namespace gyre {
 namespace {
@@ -670,18 +671,13 @@ void SingleThreadEventExecutor::ThreadMain() {
     os_tid_ = internal::CurrentOsThreadId();
   }
   thread_start_nanos_.store(PreciseMonotonicNanos(), std::memory_order_relaxed);
-  absl::Status run_status;
   in_run_ = true;
-  try {
+  absl::Status run_status = internal::CatchAsStatus("Run()", [this] {
+    loop_affinity_.AssertOnLoop();
     Run();
-  } catch (const std::exception& e) {
-    GYRE_LOG(ERROR) << "an executor's Run() threw: " << e.what();
-    run_status = absl::InternalError(absl::StrCat("Run() threw: ", e.what()));
-  } catch (...) {
-    GYRE_LOG(ERROR) << "an executor's Run() threw a non-std exception";
-    run_status = absl::InternalError("Run() threw a non-std exception");
-  }
+  });
   in_run_ = false;
+  if (!run_status.ok()) GYRE_LOG(ERROR) << "an executor's " << run_status.message();
   int s = state_.load(std::memory_order_acquire);
   while (s < kShuttingDown &&
          !state_.compare_exchange_weak(s, kShuttingDown, std::memory_order_acq_rel)) {
@@ -726,13 +722,11 @@ void SingleThreadEventExecutor::ThreadMain() {
   ClearTaskStamp();
   RunShutdownHooks();
   CancelScheduledTasks();
-  try {
+  absl::Status cleanup = internal::CatchAsStatus("Cleanup()", [this] {
+    loop_affinity_.AssertOnLoop();
     Cleanup();
-  } catch (const std::exception& e) {
-    GYRE_LOG(ERROR) << "an executor's Cleanup() threw: " << e.what();
-  } catch (...) {
-    GYRE_LOG(ERROR) << "an executor's Cleanup() threw a non-std exception";
-  }
+  });
+  if (!cleanup.ok()) GYRE_LOG(ERROR) << "an executor's " << cleanup.message();
   if (queue_.MaybeNonEmpty() || !local_.empty()) {
     GYRE_LOG(WARNING) << "an executor terminated with a non-empty task queue";
   }

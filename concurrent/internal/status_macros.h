@@ -1,16 +1,42 @@
-// GYRE_RETURN_IF_ERROR / GYRE_ASSIGN_OR_RETURN (this Abseil has no status macros).
+// GYRE_RETURN_IF_ERROR / GYRE_ASSIGN_OR_RETURN (this Abseil has no status macros), and
+// CatchAsStatus, which turns what user code throws into a status.
 //
 //   GYRE_RETURN_IF_ERROR(Validate(options));
 //   GYRE_ASSIGN_OR_RETURN(auto group, DefaultEventExecutorGroup::Create(4));
+//   absl::Status thrown = internal::CatchAsStatus("a task", task);
 //
-// Thread safety: macros only.
+// Thread safety: macros and a stateless function.
 #ifndef GYRE_CONCURRENT_INTERNAL_STATUS_MACROS_H_
 #define GYRE_CONCURRENT_INTERNAL_STATUS_MACROS_H_
 
+#include <exception>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace gyre {
+namespace internal {
+
+// Runs `f()`. Returns OkStatus, or, when it throws, an InternalError naming `what`:
+// "<what> threw: <what()>" or "<what> threw a non-std exception". For user code that
+// gyre runs where nothing may escape (tasks, hooks, initializers, a loop's Run()).
+template <typename F>
+absl::Status CatchAsStatus(absl::string_view what, F&& f) {
+  try {
+    std::forward<F>(f)();
+    return absl::OkStatus();
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat(what, " threw: ", e.what()));
+  } catch (...) {
+    return absl::InternalError(absl::StrCat(what, " threw a non-std exception"));
+  }
+}
+
+}  // namespace internal
+}  // namespace gyre
 
 #define GYRE_RETURN_IF_ERROR(expr)                     \
   do {                                                 \

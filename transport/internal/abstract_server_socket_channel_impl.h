@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "gyre/concurrent/internal/log.h"
+#include "gyre/concurrent/internal/status_macros.h"
 #include "gyre/transport/abstract_server_socket_channel.h"
 #include "gyre/transport/internal/socket_util.h"
 
@@ -152,14 +153,10 @@ void AbstractServerSocketChannel<Base, Child, Derived>::InitChild(int fd) {
     if (!applied.ok()) GYRE_LOG(WARNING) << "child option " << s.name << ": " << applied;
   }
   if (setup_.initializer) {
-    try {
-      setup_.initializer(*child);
-    } catch (const std::exception& e) {
-      GYRE_LOG(WARNING) << "child initializer threw: " << e.what();
-      child->Close();
-      return;
-    } catch (...) {
-      GYRE_LOG(WARNING) << "child initializer threw a non-std exception";
+    absl::Status thrown =
+        internal::CatchAsStatus("child initializer", [&] { setup_.initializer(*child); });
+    if (!thrown.ok()) {
+      GYRE_LOG(WARNING) << thrown.message();
       child->Close();
       return;
     }

@@ -122,10 +122,7 @@ void NioEventLoop::Run() {
       if (n > 0) AddIoTime(system_ticker ? io_nanos : Ticker::System()->Nanos() - io_real_start);
       RunAllTasks(absl::Nanoseconds(io_nanos * (100 - ratio) / ratio));
     }
-    if (IsShuttingDown()) {
-      ShutdownChannelsStep();
-      if (ConfirmShutdown()) break;
-    }
+    if (ShutdownConfirmed()) break;
   }
 }
 

@@ -169,10 +169,7 @@ void ThreadPerChannelEventLoop::Run() {
     RunAllTasks();
     // A channel that detached during the event or the tasks dies here, after them.
     ReleaseRemovedChannels();
-    if (IsShuttingDown()) {
-      ShutdownChannelsStep();
-      if (ConfirmShutdown()) break;
-    }
+    if (ShutdownConfirmed()) break;
   }
 }
 
