@@ -120,6 +120,17 @@ void ChannelHandlerContext::FromHereOutbound(F step, ChannelPromise promise, Arg
   if (!status.ok()) on_refusal.TryFailure(status);
 }
 
+template <ChannelHandlerContext* (ChannelHandlerContext::*kNext)() const,
+          void (ChannelHandlerContext::*kHere)(), void (ChannelHandlerContext::*kInvoke)()>
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::Forward(const char* what) {
+  if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
+    ChannelHandlerContext* next = (this->*kNext)();
+    if (ABSL_PREDICT_TRUE(next->executor_ == executor_)) return (next->*kHere)();
+    return (next->*kInvoke)();
+  }
+  FromHere(what, [this] { ((this->*kNext)()->*kInvoke)(); });
+}
+
 void ChannelHandlerContext::CallExceptionCaught(const absl::Status& cause) {
   // A throwing ExceptionCaught is logged, never re-delivered.
   try {
@@ -340,12 +351,8 @@ void ChannelHandlerContext::FireChannelRead(Message msg) {
       [this](Message m) { NextInbound()->InvokeChannelRead(std::move(m)); }, std::move(msg));
 }
 void ChannelHandlerContext::FireChannelReadComplete() {
-  if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
-    ChannelHandlerContext* next = NextInbound();
-    if (ABSL_PREDICT_TRUE(next->executor_ == executor_)) return next->ChannelReadCompleteHere();
-    return next->InvokeChannelReadComplete();
-  }
-  FromHere("ChannelReadComplete", [this] { NextInbound()->InvokeChannelReadComplete(); });
+  Forward<&ChannelHandlerContext::NextInbound, &ChannelHandlerContext::ChannelReadCompleteHere,
+          &ChannelHandlerContext::InvokeChannelReadComplete>("ChannelReadComplete");
 }
 void ChannelHandlerContext::FireUserEventTriggered(Message event) {
   FromHere(
@@ -427,12 +434,8 @@ void ChannelHandlerContext::Deregister(ChannelPromise promise) {
                    std::move(promise));
 }
 void ChannelHandlerContext::Read() {
-  if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
-    ChannelHandlerContext* next = PrevOutbound();
-    if (ABSL_PREDICT_TRUE(next->executor_ == executor_)) return next->ReadHere();
-    return next->InvokeRead();
-  }
-  FromHere("Read", [this] { PrevOutbound()->InvokeRead(); });
+  Forward<&ChannelHandlerContext::PrevOutbound, &ChannelHandlerContext::ReadHere,
+          &ChannelHandlerContext::InvokeRead>("Read");
 }
 void ChannelHandlerContext::Write(Message msg, ChannelPromise promise) {
   if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
@@ -447,12 +450,8 @@ void ChannelHandlerContext::Write(Message msg, ChannelPromise promise) {
       std::move(promise), std::move(msg));
 }
 void ChannelHandlerContext::Flush() {
-  if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
-    ChannelHandlerContext* next = PrevOutbound();
-    if (ABSL_PREDICT_TRUE(next->executor_ == executor_)) return next->FlushHere();
-    return next->InvokeFlush();
-  }
-  FromHere("Flush", [this] { PrevOutbound()->InvokeFlush(); });
+  Forward<&ChannelHandlerContext::PrevOutbound, &ChannelHandlerContext::FlushHere,
+          &ChannelHandlerContext::InvokeFlush>("Flush");
 }
 void ChannelHandlerContext::WriteAndFlush(Message msg, ChannelPromise promise) {
   FromHereOutbound(

@@ -170,6 +170,13 @@ class ChannelHandlerContext {
   void FromHere(const char* what, F step, Args... args);
   template <typename F, typename... Args>
   void FromHereOutbound(F step, ChannelPromise promise, Args... args);
+  // The hot path of an event or operation with no arguments (ReadComplete, Read,
+  // Flush): on this context's thread, straight to the context `kNext` names, into its
+  // handler (`kHere`) when that runs on the same executor, else through `kInvoke`; from
+  // another thread, FromHere (`what` names it).
+  template <ChannelHandlerContext* (ChannelHandlerContext::*kNext)() const,
+            void (ChannelHandlerContext::*kHere)(), void (ChannelHandlerContext::*kInvoke)()>
+  void Forward(const char* what);
 
   // Reports an exception thrown by this handler's inbound method.
   void HandleInboundThrow(const char* what);

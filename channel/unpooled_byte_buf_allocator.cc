@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gyre/concurrent/internal/log.h"
+#include "gyre/concurrent/internal/status_macros.h"
 
 namespace gyre {
 
@@ -43,18 +44,25 @@ absl::Status UnpooledByteBufAllocator::AllocateMemory(internal::BufRoot* root,
         absl::StrCat("UnpooledByteBufAllocator: ", capacity, " bytes exceed max_memory ",
                      options_.max_memory));
   }
-  void* memory = nullptr;
-  if (capacity > 0) {
-    memory = std::malloc(capacity);
-    if (memory == nullptr) {
-      used_.Release(capacity);
-      return absl::ResourceExhaustedError("UnpooledByteBufAllocator: out of memory");
-    }
-    system_allocations_.fetch_add(1, std::memory_order_relaxed);
+  if (capacity == 0) {
+    root->memory = nullptr;
+    root->alloc_size = 0;
+  } else {
+    GYRE_RETURN_IF_ERROR(Adopt(root, std::malloc(capacity), capacity, capacity));
   }
-  root->memory = static_cast<uint8_t*>(memory);
-  root->alloc_size = capacity;
   allocations_.fetch_add(1, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+absl::Status UnpooledByteBufAllocator::Adopt(internal::BufRoot* root, void* memory,
+                                             size_t size, size_t reserved) {
+  if (memory == nullptr) {
+    used_.Release(reserved);
+    return absl::ResourceExhaustedError("UnpooledByteBufAllocator: out of memory");
+  }
+  system_allocations_.fetch_add(1, std::memory_order_relaxed);
+  root->memory = static_cast<uint8_t*>(memory);
+  root->alloc_size = size;
   return absl::OkStatus();
 }
 
@@ -66,15 +74,7 @@ absl::Status UnpooledByteBufAllocator::ReallocateMemory(internal::BufRoot* root,
         absl::StrCat("UnpooledByteBufAllocator: growing to ", new_capacity,
                      " bytes exceeds max_memory ", options_.max_memory));
   }
-  void* memory = std::realloc(root->memory, new_capacity);
-  if (memory == nullptr) {
-    used_.Release(extra);
-    return absl::ResourceExhaustedError("UnpooledByteBufAllocator: out of memory");
-  }
-  system_allocations_.fetch_add(1, std::memory_order_relaxed);
-  root->memory = static_cast<uint8_t*>(memory);
-  root->alloc_size = new_capacity;
-  return absl::OkStatus();
+  return Adopt(root, std::realloc(root->memory, new_capacity), new_capacity, extra);
 }
 
 void UnpooledByteBufAllocator::FreeMemory(internal::BufRoot* root) {

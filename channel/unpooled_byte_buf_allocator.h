@@ -45,6 +45,9 @@ class UnpooledByteBufAllocator final : public ByteBufAllocator {
   explicit UnpooledByteBufAllocator(UnpooledByteBufAllocatorOptions options);
   absl::Status AllocateMemory(internal::BufRoot* root, size_t capacity) override;
   absl::Status ReallocateMemory(internal::BufRoot* root, size_t new_capacity) override;
+  // Makes `memory` (what malloc or realloc returned for `size` bytes) `root`'s block.
+  // Null: returns the `reserved` bytes to the budget and fails (`root` is unchanged).
+  absl::Status Adopt(internal::BufRoot* root, void* memory, size_t size, size_t reserved);
   void FreeMemory(internal::BufRoot* root) override;
   internal::BufRoot* NewRoot() override;
   void DeleteRoot(internal::BufRoot* root) override;

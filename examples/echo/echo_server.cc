@@ -9,6 +9,8 @@
 // caps the connections served at once).
 #include <cstdio>
 #include <memory>
+#include <type_traits>
+#include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -48,30 +50,38 @@ int Fail(const absl::Status& s) {
   return 1;
 }
 
-// The oio branch: a thread per connection; `max_connections` (0: no cap) refuses more.
-int ServeOio(const gyre::SocketAddress& addr, int max_connections) {
-  auto bosses = gyre::OioEventLoopGroup::Create();
+// Listens on `addr` with transport `Group` / `Server`: a group of `boss_arg` accepts,
+// a group of `worker_arg` serves the connections (see the file comment for what each
+// argument means to each transport). Returns when the server channel closes.
+template <typename Group, typename Server>
+int Serve(const gyre::SocketAddress& addr, int boss_arg, int worker_arg) {
+  auto bosses = Group::Create(boss_arg);
   if (!bosses.ok()) return Fail(bosses.status());
-  auto workers = gyre::OioEventLoopGroup::Create(max_connections);
+  auto workers = Group::Create(worker_arg);
   if (!workers.ok()) return Fail(workers.status());
   auto echo = std::make_shared<EchoHandler>();
-  gyre::OioServerSocketChannel::ChildSetup setup;
+  typename Server::ChildSetup setup;
   setup.group = workers->get();
-  setup.initializer = [echo](gyre::OioSocketChannel& child) {
+  setup.initializer = [echo](auto& child) {
     absl::Status s = child.pipeline().AddLast("echo", echo);
     if (!s.ok()) child.Close();
   };
   setup.options.push_back(gyre::ChannelOptionSetting{gyre::ChannelOptionId::kTcpNodelay,
                                                      "TCP_NODELAY", true});
-  auto server = gyre::OioServerSocketChannel::Create(std::move(setup));
+  auto server = Server::Create(std::move(setup));
   gyre::ChannelFuture registered = (*bosses)->Register(server);
   (void)registered.Await();
   if (!registered.IsSuccess()) return Fail(registered.Cause());
   gyre::ChannelFuture bound = server->Bind(addr);
   (void)bound.Await();
   if (!bound.IsSuccess()) return Fail(bound.Cause());
-  std::printf("echo_server (oio) listening on %s, a thread per connection\n",
-              server->local_address().ToString().c_str());
+  if constexpr (std::is_same_v<Group, gyre::OioEventLoopGroup>) {
+    std::printf("echo_server (oio) listening on %s, a thread per connection\n",
+                server->local_address().ToString().c_str());
+  } else {
+    std::printf("echo_server listening on %s with %d worker loops\n",
+                server->local_address().ToString().c_str(), (*workers)->ExecutorCount());
+  }
   std::fflush(stdout);
   (void)server->CloseFuture().Await();
   return 0;
@@ -86,33 +96,10 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_host), absl::GetFlag(FLAGS_port), threads);
   if (!addr.ok()) return Fail(addr.status());
   const std::string transport = absl::GetFlag(FLAGS_transport);
-  if (transport == "oio") return ServeOio(*addr, threads);
+  // oio: bosses with no cap, workers capped at --threads connections (0: none).
+  if (transport == "oio") {
+    return Serve<gyre::OioEventLoopGroup, gyre::OioServerSocketChannel>(*addr, 0, threads);
+  }
   if (transport != "nio") return Fail(absl::InvalidArgumentError("--transport must be nio or oio"));
-
-  auto bosses = gyre::NioEventLoopGroup::Create(1);
-  if (!bosses.ok()) return Fail(bosses.status());
-  auto workers = gyre::NioEventLoopGroup::Create(threads);
-  if (!workers.ok()) return Fail(workers.status());
-
-  auto echo = std::make_shared<EchoHandler>();
-  gyre::NioServerSocketChannel::ChildSetup setup;
-  setup.group = workers->get();
-  setup.initializer = [echo](gyre::NioSocketChannel& child) {
-    absl::Status s = child.pipeline().AddLast("echo", echo);
-    if (!s.ok()) child.Close();
-  };
-  setup.options.push_back(gyre::ChannelOptionSetting{gyre::ChannelOptionId::kTcpNodelay,
-                                                     "TCP_NODELAY", true});
-  auto server = gyre::NioServerSocketChannel::Create(std::move(setup));
-  gyre::ChannelFuture registered = (*bosses)->Register(server);
-  (void)registered.Await();
-  if (!registered.IsSuccess()) return Fail(registered.Cause());
-  gyre::ChannelFuture bound = server->Bind(*addr);
-  (void)bound.Await();
-  if (!bound.IsSuccess()) return Fail(bound.Cause());
-  std::printf("echo_server listening on %s with %d worker loops\n",
-              server->local_address().ToString().c_str(), (*workers)->ExecutorCount());
-  std::fflush(stdout);
-  (void)server->CloseFuture().Await();
-  return 0;
+  return Serve<gyre::NioEventLoopGroup, gyre::NioServerSocketChannel>(*addr, 1, threads);
 }

@@ -1,7 +1,5 @@
 // Drives //examples/http:hello_server (nio and oio) on 127.0.0.1 with a plain socket
 // client and checks what it answers, byte for byte where it is fixed.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -22,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "gyre/testing/budget.h"
+#include "gyre/testing/stream_test_util.h"
 
 extern char** environ;
 
@@ -93,16 +92,10 @@ class Server {
   int port_ = 0;
 };
 
+// A loopback connection to `port` with a 10 s receive timeout, or -1.
 int Connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  sa.sin_port = htons(static_cast<uint16_t>(port));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
-    close(fd);
-    return -1;
-  }
+  int fd = gyre::testing::ConnectLoopback(static_cast<uint16_t>(port));
+  if (fd < 0) return -1;
   timeval tv{10, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   return fd;

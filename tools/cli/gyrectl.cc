@@ -362,18 +362,26 @@ class Cli {
     return it == o_.flags.end() ? fallback : it->second;
   }
 
-  int Groups() {
-    NoArgs();
-    pb::ListGroupsResponse r;
+  // Calls the unary `method` with `req`, then prints its response: as JSON with --json,
+  // otherwise with `print`. Returns the exit code.
+  template <typename Req, typename Resp, typename Print>
+  int Call(grpc::Status (pb::Admin::Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
+           const Req& req, Print print) {
+    Resp r;
     auto ctx = Ctx(o_.timeout);
-    grpc::Status s = stub_->ListGroups(ctx.get(), pb::ListGroupsRequest(), &r);
+    grpc::Status s = (stub_.get()->*method)(ctx.get(), req, &r);
     if (!s.ok()) return Fail(s);
     if (Json()) {
       std::printf("%s\n", ::Json(r).c_str());
     } else {
-      PrintGroups(r);
+      print(r);
     }
     return kOk;
+  }
+
+  int Groups() {
+    NoArgs();
+    return Call(&pb::Admin::Stub::ListGroups, pb::ListGroupsRequest(), PrintGroups);
   }
 
   int Describe() {
@@ -383,16 +391,8 @@ class Cli {
       req.set_stall_threshold_nanos(absl::ToInt64Nanoseconds(
           ParseDurationFlag("stall-threshold", o_.flags["stall-threshold"], false)));
     }
-    pb::GetGroupResponse r;
-    auto ctx = Ctx(o_.timeout);
-    grpc::Status s = stub_->GetGroup(ctx.get(), req, &r);
-    if (!s.ok()) return Fail(s);
-    if (Json()) {
-      std::printf("%s\n", ::Json(r).c_str());
-    } else {
-      PrintGroupDetail(r.group());
-    }
-    return kOk;
+    return Call(&pb::Admin::Stub::GetGroup, req,
+                [](const pb::GetGroupResponse& r) { PrintGroupDetail(r.group()); });
   }
 
   int Watch() {
@@ -490,14 +490,10 @@ class Cli {
 
   int Process() {
     NoArgs();
-    pb::GetProcessResponse r;
-    auto ctx = Ctx(o_.timeout);
-    grpc::Status s = stub_->GetProcess(ctx.get(), pb::GetProcessRequest(), &r);
-    if (!s.ok()) return Fail(s);
-    if (Json()) {
-      std::printf("%s\n", ::Json(r).c_str());
-      return kOk;
-    }
+    return Call(&pb::Admin::Stub::GetProcess, pb::GetProcessRequest(), PrintProcess);
+  }
+
+  static void PrintProcess(const pb::GetProcessResponse& r) {
     PrintTable({{"pid", absl::StrCat(r.pid())},
                 {"uptime", absl::FormatDuration(absl::Trunc(absl::Nanoseconds(r.uptime_nanos()),
                                                             absl::Milliseconds(1)))},
@@ -506,7 +502,6 @@ class Cli {
                 {"groups", absl::StrCat(r.group_count())},
                 {"admin_address", r.admin_address()},
                 {"read_only", r.read_only() ? "true" : "false"}});
-    return kOk;
   }
 
   Options o_;
