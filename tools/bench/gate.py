@@ -16,7 +16,6 @@ The measure is real_time per iteration (lower is better); network entries writte
 """
 import argparse
 import functools
-import json
 import math
 import os
 import re
@@ -24,19 +23,17 @@ import statistics
 import subprocess
 import sys
 
+import benchjson
+
 COMPARE_PY = "/usr/share/benchmark/compare.py"
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
 def load(path):
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, ValueError) as e:
-        raise SystemExit(f"gate: cannot read {path}: {e}")
-    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
-        raise SystemExit(f"gate: {path} is not Google Benchmark JSON (no 'benchmarks' array)")
-    return data
+        return benchjson.load(path)
+    except benchjson.BadBenchmarkFile as e:
+        raise SystemExit(f"gate: {e}")
 
 
 def samples(data, name_filter):

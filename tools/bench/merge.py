@@ -13,6 +13,8 @@ import os
 import platform
 import sys
 
+import benchjson
+
 
 def machine():
     info = {"kernel": platform.release(), "machine": platform.machine()}
@@ -51,15 +53,14 @@ def main():
         if os.path.getsize(path) == 0:
             continue  # a binary whose benchmarks the filter excluded writes nothing
         try:
-            with open(path) as f:
-                data = json.load(f)
-        except (OSError, ValueError) as e:
-            print(f"merge: skipping {path}: {e}", file=sys.stderr)
+            data = benchjson.load(path)
+        except benchjson.BadBenchmarkFile as e:
+            print(f"merge: skipping: {e}", file=sys.stderr)
             continue
         if context is None and "context" in data:
             context = dict(data["context"])
         binary = os.path.splitext(os.path.basename(path))[0]
-        for b in data.get("benchmarks", []):
+        for b in data["benchmarks"]:
             b = dict(b)
             b.setdefault("binary", binary)
             benchmarks.append(b)

@@ -20,6 +20,8 @@ import statistics
 import subprocess
 import sys
 
+import benchjson
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -27,13 +29,9 @@ def load_runs(results_dir):
     runs = []
     for path in sorted(glob.glob(os.path.join(results_dir, "*.json"))):
         try:
-            with open(path) as f:
-                data = json.load(f)
-        except (OSError, ValueError) as e:
-            print(f"report: skipping {path}: {e}", file=sys.stderr)
-            continue
-        if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
-            print(f"report: skipping {path}: not Google Benchmark JSON", file=sys.stderr)
+            data = benchjson.load(path)
+        except benchjson.BadBenchmarkFile as e:
+            print(f"report: skipping: {e}", file=sys.stderr)
             continue
         ctx = data.get("context", {})
         runs.append({
