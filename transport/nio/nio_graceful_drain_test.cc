@@ -24,6 +24,7 @@
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/channel_handler_context.h"
 #include "gyre/concurrent/promise.h"
+#include "gyre/testing/graceful_drain_test_util.h"
 #include "gyre/testing/manual_ticker.h"
 #include "gyre/testing/stream_test_util.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
@@ -50,32 +51,25 @@ class Recorder final : public ChannelInboundHandler {
     }
   }
   void ChannelInactive(ChannelHandlerContext& ctx) override {
-    Event("inactive");
+    events_.Add("inactive");
     ctx.FireChannelInactive();
   }
   void ChannelUnregistered(ChannelHandlerContext& ctx) override {
-    Event("unregistered");
+    events_.Add("unregistered");
     ctx.FireChannelUnregistered();
   }
   void ExceptionCaught(ChannelHandlerContext&, absl::Status) override {}
 
-  std::vector<std::string> events() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return events_;
-  }
+  std::vector<std::string> events() { return events_.events(); }
   size_t read_bytes() {
     std::lock_guard<std::mutex> lock(mu_);
     return read_bytes_;
   }
 
  private:
-  void Event(const char* e) {
-    std::lock_guard<std::mutex> lock(mu_);
-    events_.push_back(e);
-  }
   std::mutex mu_;
   size_t read_bytes_ = 0;
-  std::vector<std::string> events_;
+  testing::EventLog events_;
 };
 
 const std::vector<std::string> kClosedEvents = {"inactive", "unregistered"};
@@ -113,23 +107,22 @@ class GracefulDrainTest : public ::testing::Test {
     accepted_ = *child_.GetNow();
   }
 
-  // Queues kTotal bytes on the channel in one loop task, the last chunk unflushed
-  // (testing::QueueStreamWrites), and checks that most of them wait in the channel: the
-  // socket buffers take at most a few hundred KiB.
+  // Queues kTotal bytes on the channel in one loop task, the last chunk unflushed, and
+  // checks that most of them wait in the channel (testing::QueueMostlyPendingStreamWrites).
   std::vector<ChannelFuture> QueueWrites() {
-    int64_t pending = 0;
-    std::vector<ChannelFuture> writes =
-        testing::QueueStreamWrites(loop_, accepted_, kChunks, kChunk, kWait, &pending);
-    EXPECT_GT(pending, static_cast<int64_t>(kTotal / 2));
-    return writes;
+    return testing::QueueMostlyPendingStreamWrites(loop_, accepted_, kChunks, kChunk, kWait);
   }
 
-  void TearDown() override {
+  // Closes the peer and releases the channels and the group (which closes its fds).
+  void CloseAll() {
     if (peer_ >= 0) close(peer_);
+    peer_ = -1;
     accepted_.reset();
     server_.reset();
     group_.reset();
   }
+
+  void TearDown() override { CloseAll(); }
 
   // Outlives the group (declared first).
   testing::ManualTicker ticker_;
@@ -158,15 +151,12 @@ TEST_F(GracefulDrainTest, QueuedWritesReachAPeerThatReadsLateThenEofApi3699) {
   // open and the loop is held up (old behaviour: closed, writes failed, terminated).
   const char late[] = "sent while the server drains";
   ASSERT_EQ(send(peer_, late, sizeof(late), MSG_NOSIGNAL), static_cast<ssize_t>(sizeof(late)));
-  EXPECT_FALSE(terminated.AwaitFor(absl::Milliseconds(100)));
-  EXPECT_TRUE(accepted_->IsOpen());
-  EXPECT_FALSE(writes.back().IsDone());
+  testing::ExpectDrainHeldUp(terminated, *accepted_, writes.back());
   EXPECT_FALSE(loop_->IsTerminated());
 
   // Now the peer reads everything, checking every byte.
-  testing::ExpectStreamThenEof(peer_, kTotal);
-  ASSERT_NO_FATAL_FAILURE(testing::ExpectWritesSucceed(writes, kWait));
-  ASSERT_TRUE(terminated.AwaitFor(kWait));
+  ASSERT_NO_FATAL_FAILURE(
+      testing::ReadStreamThenAwaitDrain(peer_, kTotal, writes, terminated, kWait));
   EXPECT_TRUE(terminated.IsSuccess()) << terminated.Cause();
   EXPECT_TRUE(loop_->IsTerminated());
   EXPECT_FALSE(accepted_->IsOpen());
@@ -185,16 +175,9 @@ TEST_F(GracefulDrainTest, TimeoutForceClosesAPeerThatNeverReadsApi3699) {
 
   Future<void> terminated = group_->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(10));
   ASSERT_TRUE(server_->CloseFuture().AwaitFor(kWait));
-  EXPECT_FALSE(terminated.AwaitFor(absl::Milliseconds(100)));
-  EXPECT_TRUE(accepted_->IsOpen());
-  // Short of the timeout the drain goes on.
-  ticker_.Advance(absl::Seconds(9));
-  EXPECT_FALSE(terminated.AwaitFor(absl::Milliseconds(100)));
-  EXPECT_TRUE(accepted_->IsOpen());
-  EXPECT_FALSE(writes.back().IsDone());
-
-  ticker_.Advance(absl::Seconds(2));
-  ASSERT_TRUE(terminated.AwaitFor(kWait));
+  // Short of the timeout the drain goes on; past it, the loop terminates.
+  ASSERT_NO_FATAL_FAILURE(testing::AdvancePastDrainTimeout(ticker_, absl::Seconds(10), terminated,
+                                                           *accepted_, writes.back(), kWait));
   EXPECT_TRUE(terminated.IsSuccess()) << terminated.Cause();
   EXPECT_FALSE(accepted_->IsOpen());
   EXPECT_EQ(recorder_->events(), kClosedEvents);
@@ -204,11 +187,7 @@ TEST_F(GracefulDrainTest, TimeoutForceClosesAPeerThatNeverReadsApi3699) {
       << writes.back().Cause();
   EXPECT_EQ(accepted_->PendingOutboundBytes(), 0);
 
-  close(peer_);
-  peer_ = -1;
-  accepted_.reset();
-  server_.reset();
-  group_.reset();
+  CloseAll();
   EXPECT_EQ(testing::OpenFdCount(), fds_before_);
 }
 
@@ -223,8 +202,7 @@ TEST_F(GracefulDrainTest, IdleAndListeningChannelsCloseAtOnce) {
   EXPECT_FALSE(server_->IsOpen());
   EXPECT_FALSE(accepted_->IsOpen());
   EXPECT_EQ(recorder_->events(), kClosedEvents);
-  char c;
-  EXPECT_EQ(recv(peer_, &c, 1, 0), 0);  // the peer sees EOF
+  testing::ExpectPeerSeesEof(peer_);
 }
 
 // Writes made while draining (here from a write listener) are flushed and sent too; the
