@@ -116,18 +116,23 @@ TEST(ResetAndSlowReaderStressTest, ServerStaysBoundedAndLeaksNothing) {
     const uint16_t port = (*server)->local_address().port();
 
     std::atomic<int> bad_prefix{0}, bad_stream{0}, failed_connects{0};
+    // Opens `n` connections with small receive buffers, counting the ones that fail.
+    auto connect = [&](int n) {
+      std::vector<int> fds;
+      for (int i = 0; i < n; ++i) {
+        int fd = stress::ConnectLoopback(port, 4096);
+        if (fd < 0) {
+          failed_connects.fetch_add(1);
+          continue;
+        }
+        fds.push_back(fd);
+      }
+      return fds;
+    };
     for (int round = 0; round < rounds; ++round) {
       // Resetters: read the first bytes (the stream is under way), then RST.
       std::thread resetters([&] {
-        std::vector<int> fds;
-        for (int i = 0; i < kResetters; ++i) {
-          int fd = stress::ConnectLoopback(port, 4096);
-          if (fd < 0) {
-            failed_connects.fetch_add(1);
-            continue;
-          }
-          fds.push_back(fd);
-        }
+        const std::vector<int> fds = connect(kResetters);
         for (size_t i = 0; i < fds.size(); ++i) {
           std::string got;
           const size_t want = 1 + (i * 1237) % 8192;
@@ -138,16 +143,8 @@ TEST(ResetAndSlowReaderStressTest, ServerStaysBoundedAndLeaksNothing) {
         }
       });
       // Slow readers: small receive buffers, 1 KiB per turn, round-robin.
-      std::vector<int> slow;
+      const std::vector<int> slow = connect(kSlowReaders);
       std::vector<std::string> got(kSlowReaders);
-      for (int i = 0; i < kSlowReaders; ++i) {
-        int fd = stress::ConnectLoopback(port, 4096);
-        if (fd < 0) {
-          failed_connects.fetch_add(1);
-          continue;
-        }
-        slow.push_back(fd);
-      }
       bool progress = true;
       while (progress) {
         progress = false;
