@@ -30,19 +30,16 @@
 namespace gyre {
 namespace {
 
-const absl::Duration kWait = gyre::testing::Scaled(absl::Seconds(60));
-constexpr size_t kChunk = 1 << 20;
-constexpr int kChunks = 4;
-constexpr uint64_t kTotal = uint64_t{kChunk} * kChunks;
-
 // Swallows inbound events (the channel's pipeline needs a handler).
 class Sink final : public ChannelInboundHandler {
  public:
   void ExceptionCaught(ChannelHandlerContext&, absl::Status) override {}
 };
 
-// An oio client channel connected to a raw 127.0.0.1 peer whose receive buffer is small.
-class OioGracefulDrainTest : public ::testing::Test {
+// An oio client channel (channel_) connected to a raw 127.0.0.1 peer whose receive
+// buffer is small.
+class OioGracefulDrainTest
+    : public testing::GracefulDrainFixture<OioEventLoopGroup, OioSocketChannel> {
  protected:
   void Start(Ticker* ticker) {
     fds_before_ = testing::OpenFdCount();
@@ -76,32 +73,14 @@ class OioGracefulDrainTest : public ::testing::Test {
     loop_ = channel_->event_loop();
   }
 
-  // Queues kTotal bytes on the channel in one loop task, the last chunk unflushed, and
-  // checks that most of them wait in the channel (testing::QueueMostlyPendingStreamWrites).
-  std::vector<ChannelFuture> QueueWrites() {
-    return testing::QueueMostlyPendingStreamWrites(loop_, channel_, kChunks, kChunk, kWait);
-  }
-
-  // Closes the peer and the listener, and releases the channel and the group (which
-  // closes its fds).
-  void CloseAll() {
-    if (peer_ >= 0) close(peer_);
-    peer_ = -1;
+  // Also closes the listener.
+  void CloseAll() override {
     if (listener_ >= 0) close(listener_);
     listener_ = -1;
-    channel_.reset();
-    group_.reset();
+    GracefulDrainFixture::CloseAll();
   }
 
-  void TearDown() override { CloseAll(); }
-
-  testing::ManualTicker ticker_;  // outlives the group
-  std::unique_ptr<OioEventLoopGroup> group_;
-  std::shared_ptr<OioSocketChannel> channel_;
-  EventLoop* loop_ = nullptr;
   int listener_ = -1;
-  int peer_ = -1;
-  int fds_before_ = -1;
 };
 
 TEST_F(OioGracefulDrainTest, QueuedWritesReachAPeerThatReadsLateThenEofApi3699) {
@@ -127,12 +106,9 @@ TEST_F(OioGracefulDrainTest, TimeoutForceClosesAPeerThatNeverReadsApi3699) {
                                                            *channel_, writes.back(), kWait));
   EXPECT_TRUE(loop_->IsTerminated());
   EXPECT_FALSE(channel_->IsOpen());
-  ASSERT_TRUE(writes.back().IsDone());
-  EXPECT_EQ(writes.back().Cause().code(), absl::StatusCode::kFailedPrecondition)
-      << writes.back().Cause();
+  ASSERT_NO_FATAL_FAILURE(testing::ExpectForceClosedWriteFailed(writes.back()));
 
-  CloseAll();
-  EXPECT_EQ(testing::OpenFdCount(), fds_before_);
+  CloseAllAndExpectNoFdLeft();
 }
 
 TEST_F(OioGracefulDrainTest, IdleChannelClosesAtOnce) {
