@@ -23,6 +23,7 @@
 #include "gyre/channel/channel_initializer.h"
 #include "gyre/channel/channel_option.h"
 #include "gyre/stress/stress_util.h"
+#include "gyre/testing/nio_test_server.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
 #include "gyre/transport/nio/nio_socket_channel.h"
@@ -97,23 +98,19 @@ TEST(ResetAndSlowReaderStressTest, ServerStaysBoundedAndLeaksNothing) {
   ServerStats stats;
   int connections = 0;
   {
-    auto bosses = NioEventLoopGroup::Create(1);
-    auto workers = NioEventLoopGroup::Create(2);
-    ASSERT_TRUE(bosses.ok() && workers.ok());
-    ServerBootstrap bootstrap;
-    bootstrap.Group(bosses->get(), workers->get())
-        .Channel<NioServerSocketChannel>()
-        .Option(ChannelOption::kSoBacklog, 256)
-        // Small kernel buffers: most of each stream waits in the channel, so a reset
-        // cuts queued writes short and the water marks do the bounding.
-        .ChildOption(ChannelOption::kSoSndbuf, 16 * 1024)
-        .ChildHandler(std::make_shared<ChannelInitializer>([&](Channel& ch) {
-          return ch.pipeline().AddLast("stream", std::make_shared<Streamer>(&payload, &stats));
-        }));
-    absl::StatusOr<std::shared_ptr<Channel>> server =
-        bootstrap.Bind(SocketAddress::Loopback(0)).Sync();
+    absl::StatusOr<std::unique_ptr<testing::NioTestServer>> server =
+        testing::NioTestServer::Start([&](ServerBootstrap& bootstrap) {
+          bootstrap.Option(ChannelOption::kSoBacklog, 256)
+              // Small kernel buffers: most of each stream waits in the channel, so a
+              // reset cuts queued writes short and the water marks do the bounding.
+              .ChildOption(ChannelOption::kSoSndbuf, 16 * 1024)
+              .ChildHandler(std::make_shared<ChannelInitializer>([&](Channel& ch) {
+                return ch.pipeline().AddLast("stream",
+                                             std::make_shared<Streamer>(&payload, &stats));
+              }));
+        });
     ASSERT_TRUE(server.ok()) << server.status();
-    const uint16_t port = (*server)->local_address().port();
+    const uint16_t port = (*server)->port();
 
     std::atomic<int> bad_prefix{0}, bad_stream{0}, failed_connects{0};
     // Opens `n` connections with small receive buffers, counting the ones that fail.
@@ -184,11 +181,7 @@ TEST(ResetAndSlowReaderStressTest, ServerStaysBoundedAndLeaksNothing) {
     ++connections;
     ASSERT_TRUE(stats.closed.WaitFor(connections));
 
-    ASSERT_TRUE((*server)->Close().AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
-    ASSERT_TRUE((*bosses)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(30))
-                    .AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
-    ASSERT_TRUE((*workers)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(30))
-                    .AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
+    ASSERT_NO_FATAL_FAILURE((*server)->Shutdown());
   }
   EXPECT_EQ(stress::OpenFdCount(), fds_at_start);
   EXPECT_EQ(PooledByteBufAllocator::Default()->LiveBuffers(), live_at_start);
