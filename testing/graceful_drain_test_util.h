@@ -14,12 +14,12 @@
 //       testing::AdvancePastDrainTimeout(ticker_, kTimeout, terminated, *channel_,
 //                                        writes.back(), kWait));
 //
-// Thread safety: call from the test's thread. Ownership: the caller owns every fd.
+// Thread safety: call from the test's thread. Ownership: the fixture owns its peer fd
+// and closes it in CloseAll; the free functions own nothing.
 #ifndef GYRE_TESTING_GRACEFUL_DRAIN_TEST_UTIL_H_
 #define GYRE_TESTING_GRACEFUL_DRAIN_TEST_UTIL_H_
 
 #include <sys/socket.h>
-
 #include <unistd.h>
 
 #include <cstddef>
