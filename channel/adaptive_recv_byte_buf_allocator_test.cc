@@ -17,6 +17,12 @@ void ReadLoop(Alloc::Handle& h, std::initializer_list<int64_t> reads) {
   h.ReadComplete();
 }
 
+// ReadLoop, then the guess it leaves for the next loop.
+size_t GuessAfterLoop(Alloc::Handle& h, std::initializer_list<int64_t> reads) {
+  ReadLoop(h, reads);
+  return h.Guess();
+}
+
 TEST(AdaptiveRecvByteBufAllocatorTest, StartsAtTheInitialSize) {
   Alloc::Handle h;
   EXPECT_EQ(h.Guess(), 2048u);
@@ -37,14 +43,10 @@ TEST(AdaptiveRecvByteBufAllocatorTest, AFullReadGrowsFourStepsAtOnce) {
 
 TEST(AdaptiveRecvByteBufAllocatorTest, ShrinksOneStepAfterTwoConsecutiveSmallLoops) {
   Alloc::Handle h;
-  ReadLoop(h, {100});
-  EXPECT_EQ(h.Guess(), 2048u) << "one small loop does not shrink";
-  ReadLoop(h, {100});
-  EXPECT_EQ(h.Guess(), 1024u);
-  ReadLoop(h, {100});
-  EXPECT_EQ(h.Guess(), 1024u);
-  ReadLoop(h, {100});
-  EXPECT_EQ(h.Guess(), 512u);
+  EXPECT_EQ(GuessAfterLoop(h, {100}), 2048u) << "one small loop does not shrink";
+  EXPECT_EQ(GuessAfterLoop(h, {100}), 1024u);
+  EXPECT_EQ(GuessAfterLoop(h, {100}), 1024u);
+  EXPECT_EQ(GuessAfterLoop(h, {100}), 512u);
 }
 
 TEST(AdaptiveRecvByteBufAllocatorTest, AMidSizedLoopNeitherGrowsNorCancelsAShrink) {
@@ -52,10 +54,8 @@ TEST(AdaptiveRecvByteBufAllocatorTest, AMidSizedLoopNeitherGrowsNorCancelsAShrin
   // does not fill the guess changes nothing.
   Alloc::Handle h;
   ReadLoop(h, {100});
-  ReadLoop(h, {1500});
-  EXPECT_EQ(h.Guess(), 2048u);
-  ReadLoop(h, {100});
-  EXPECT_EQ(h.Guess(), 1024u);
+  EXPECT_EQ(GuessAfterLoop(h, {1500}), 2048u);
+  EXPECT_EQ(GuessAfterLoop(h, {100}), 1024u);
 }
 
 TEST(AdaptiveRecvByteBufAllocatorTest, GrowingCancelsAPendingShrink) {
@@ -67,10 +67,9 @@ TEST(AdaptiveRecvByteBufAllocatorTest, GrowingCancelsAPendingShrink) {
   h.LastBytesRead(40000, 32768 + 8192);  // a short read (not a full buffer)
   h.ReadComplete();             // 42048 bytes in the loop: at least the guess, grows again
   EXPECT_EQ(h.Guess(), 65536u);
-  ReadLoop(h, {100});
-  EXPECT_EQ(h.Guess(), 65536u) << "the first small loop after growing does not shrink";
-  ReadLoop(h, {100});
-  EXPECT_EQ(h.Guess(), 32768u);
+  EXPECT_EQ(GuessAfterLoop(h, {100}), 65536u)
+      << "the first small loop after growing does not shrink";
+  EXPECT_EQ(GuessAfterLoop(h, {100}), 32768u);
 }
 
 // One message of `size` bytes waits per read loop: a read that fills its buffer is
@@ -117,11 +116,9 @@ TEST(AdaptiveRecvByteBufAllocatorTest, NeverBelowTheMinimum) {
 TEST(AdaptiveRecvByteBufAllocatorTest, UsesTheSixteenByteStepsBelow512) {
   Alloc::Handle h(Alloc::Options{16, 512, 65536});
   ReadLoop(h, {1});
+  EXPECT_EQ(GuessAfterLoop(h, {1}), 496u);
   ReadLoop(h, {1});
-  EXPECT_EQ(h.Guess(), 496u);
-  ReadLoop(h, {1});
-  ReadLoop(h, {1});
-  EXPECT_EQ(h.Guess(), 480u);
+  EXPECT_EQ(GuessAfterLoop(h, {1}), 480u);
 }
 
 TEST(AdaptiveRecvByteBufAllocatorTest, ReadLoopStopsOnAShortReadOrTheBudget) {

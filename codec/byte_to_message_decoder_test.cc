@@ -18,6 +18,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::Matcher;
 
 // Emits fixed-size frames; optionally hands the tail out in DecodeLast.
 class FixedDecoder : public ByteToMessageDecoder {
@@ -52,8 +53,7 @@ TEST(ByteToMessageDecoderTest, CumulatesAcrossReadsAtEveryBoundary) {
   const std::string input = "abcdefghij";
   for (const auto& pieces : Splits(input)) {
     auto dec = std::make_shared<FixedDecoder>(4);
-    auto ch = testing::EmbeddedChannel::Create({dec});
-    Feed(*ch, pieces);
+    auto ch = FedChannel({dec}, pieces);
     EXPECT_THAT(InboundStrings(*ch), ElementsAre("abcd", "efgh")) << Describe(pieces);
     EXPECT_EQ(dec->ActualReadableBytes(), 2u) << Describe(pieces);
     EXPECT_THAT(Exceptions(*ch), IsEmpty());
@@ -75,24 +75,27 @@ TEST(ByteToMessageDecoderTest, FramesHeldDownstreamSurviveLaterReads) {
   ch->Finish();
 }
 
-TEST(ByteToMessageDecoderTest, DecodeLastRunsOnInactiveWithTheRest) {
-  auto dec = std::make_shared<FixedDecoder>(4, /*flush_last=*/true);
+// Writes `input` to a FixedDecoder(`frame_size`, flush_last) and expects the frames read
+// then to match `decoded`; then finishes the channel and expects DecodeLast to run once
+// and what it yields to match `decoded_last`.
+void ExpectDecodeLastOnInactive(size_t frame_size, absl::string_view input,
+                                const Matcher<std::vector<std::string>>& decoded,
+                                const Matcher<std::vector<std::string>>& decoded_last) {
+  auto dec = std::make_shared<FixedDecoder>(frame_size, /*flush_last=*/true);
   auto ch = testing::EmbeddedChannel::Create({dec});
-  ch->WriteInbound(Buf("abcdef"));
-  EXPECT_THAT(InboundStrings(*ch), ElementsAre("abcd"));
+  ch->WriteInbound(Buf(input));
+  EXPECT_THAT(InboundStrings(*ch), decoded);
   ch->Finish();
   EXPECT_EQ(dec->decode_last_calls, 1);
-  EXPECT_THAT(InboundStrings(*ch), ElementsAre("ef"));
+  EXPECT_THAT(InboundStrings(*ch), decoded_last);
+}
+
+TEST(ByteToMessageDecoderTest, DecodeLastRunsOnInactiveWithTheRest) {
+  ExpectDecodeLastOnInactive(4, "abcdef", ElementsAre("abcd"), ElementsAre("ef"));
 }
 
 TEST(ByteToMessageDecoderTest, DecodeLastRunsOnInactiveWithNothingLeft) {
-  auto dec = std::make_shared<FixedDecoder>(2, /*flush_last=*/true);
-  auto ch = testing::EmbeddedChannel::Create({dec});
-  ch->WriteInbound(Buf("ab"));
-  EXPECT_THAT(InboundStrings(*ch), ElementsAre("ab"));
-  ch->Finish();
-  EXPECT_EQ(dec->decode_last_calls, 1);
-  EXPECT_THAT(InboundStrings(*ch), IsEmpty());
+  ExpectDecodeLastOnInactive(2, "ab", ElementsAre("ab"), IsEmpty());
 }
 
 // Decodes one byte, then removes itself (Netty's testRemoveItselfWriteBuffer).
@@ -114,8 +117,7 @@ class RemoveSelfDecoder : public ByteToMessageDecoder {
 TEST(ByteToMessageDecoderTest, RemovedInsideDecodeForwardsTheRest) {
   for (const auto& pieces : Splits("abcd")) {
     auto dec = std::make_shared<RemoveSelfDecoder>();
-    auto ch = testing::EmbeddedChannel::Create({dec});
-    Feed(*ch, pieces);
+    auto ch = FedChannel({dec}, pieces);
     std::vector<std::string> got = InboundStrings(*ch);
     std::string joined;
     for (const auto& g : got) joined += g;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -44,6 +45,15 @@ inline std::string Describe(const std::vector<std::string>& pieces) {
 
 inline void Feed(testing::EmbeddedChannel& ch, const std::vector<std::string>& pieces) {
   for (const std::string& p : pieces) ch.WriteInbound(Buf(p));
+}
+
+// A channel (EmbeddedChannel::Create) whose pipeline holds `handlers`, fed `pieces`.
+inline std::shared_ptr<testing::EmbeddedChannel> FedChannel(
+    std::vector<std::shared_ptr<ChannelHandler>> handlers, const std::vector<std::string>& pieces) {
+  std::shared_ptr<testing::EmbeddedChannel> ch =
+      testing::EmbeddedChannel::Create(std::move(handlers));
+  Feed(*ch, pieces);
+  return ch;
 }
 
 // A message as a string: a ByteBuf's bytes, a std::string itself, anything else "<type>".

@@ -35,8 +35,7 @@ int CountTooLong(const std::vector<absl::Status>& errors) {
 TEST(LineBasedFrameDecoderTest, SplitsLinesStrippingDelimiters) {
   for (const auto& pieces : Splits("first\r\nsecond\nthird")) {
     auto dec = std::make_shared<LineBasedFrameDecoder>(16);
-    auto ch = testing::EmbeddedChannel::Create({dec});
-    Feed(*ch, pieces);
+    auto ch = FedChannel({dec}, pieces);
     EXPECT_THAT(InboundStrings(*ch), ElementsAre("first", "second")) << Describe(pieces);
     EXPECT_EQ(dec->ActualReadableBytes(), 5u) << Describe(pieces);  // "third" waits
     EXPECT_THAT(Exceptions(*ch), IsEmpty()) << Describe(pieces);
@@ -46,9 +45,8 @@ TEST(LineBasedFrameDecoderTest, SplitsLinesStrippingDelimiters) {
 
 TEST(LineBasedFrameDecoderTest, KeepsDelimitersWhenAsked) {
   for (const auto& pieces : Splits("ab\r\ncd\n\n")) {
-    auto ch = testing::EmbeddedChannel::Create(
-        {std::make_shared<LineBasedFrameDecoder>(16, /*strip_delimiter=*/false)});
-    Feed(*ch, pieces);
+    auto ch = FedChannel(
+        {std::make_shared<LineBasedFrameDecoder>(16, /*strip_delimiter=*/false)}, pieces);
     EXPECT_THAT(InboundStrings(*ch), ElementsAre("ab\r\n", "cd\n", "\n")) << Describe(pieces);
     ch->Finish();
   }
@@ -56,8 +54,7 @@ TEST(LineBasedFrameDecoderTest, KeepsDelimitersWhenAsked) {
 
 TEST(LineBasedFrameDecoderTest, EmptyLinesAreFrames) {
   for (const auto& pieces : Splits("\r\n\na\n")) {
-    auto ch = testing::EmbeddedChannel::Create({std::make_shared<LineBasedFrameDecoder>(4)});
-    Feed(*ch, pieces);
+    auto ch = FedChannel({std::make_shared<LineBasedFrameDecoder>(4)}, pieces);
     EXPECT_THAT(InboundStrings(*ch), ElementsAre("", "", "a")) << Describe(pieces);
     ch->Finish();
   }
@@ -65,8 +62,7 @@ TEST(LineBasedFrameDecoderTest, EmptyLinesAreFrames) {
 
 TEST(LineBasedFrameDecoderTest, LineOfExactlyMaxLengthPasses) {
   for (const auto& pieces : Splits("12345678\r\n")) {
-    auto ch = testing::EmbeddedChannel::Create({std::make_shared<LineBasedFrameDecoder>(8)});
-    Feed(*ch, pieces);
+    auto ch = FedChannel({std::make_shared<LineBasedFrameDecoder>(8)}, pieces);
     EXPECT_THAT(InboundStrings(*ch), ElementsAre("12345678")) << Describe(pieces);
     EXPECT_THAT(Exceptions(*ch), IsEmpty()) << Describe(pieces);
     ch->Finish();
@@ -125,8 +121,7 @@ TEST(LineBasedFrameDecoderTest, WithoutFailFastReportsWhenTheLineEnds) {
 
 TEST(LineBasedFrameDecoderTest, SeveralTooLongLinesEachReported) {
   for (const auto& pieces : Splits("aaaaaa\nb\ncccccc\nd\n")) {
-    auto ch = testing::EmbeddedChannel::Create({std::make_shared<LineBasedFrameDecoder>(3)});
-    Feed(*ch, pieces);
+    auto ch = FedChannel({std::make_shared<LineBasedFrameDecoder>(3)}, pieces);
     EXPECT_THAT(InboundStrings(*ch), ElementsAre("b", "d")) << Describe(pieces);
     EXPECT_EQ(CountTooLong(Exceptions(*ch)), 2) << Describe(pieces);
     ch->Finish();
@@ -149,8 +144,7 @@ TEST(DelimiterBasedFrameDecoderTest, EarliestDelimiterWins) {
   for (const auto& pieces : Splits("a\r\nb\nc##d##")) {
     auto dec = DelimiterBasedFrameDecoder::Create(16, {"##", "\n", "\r\n"});
     ASSERT_TRUE(dec.ok());
-    auto ch = testing::EmbeddedChannel::Create({*dec});
-    Feed(*ch, pieces);
+    auto ch = FedChannel({*dec}, pieces);
     EXPECT_THAT(InboundStrings(*ch), ElementsAre("a", "b", "c", "d")) << Describe(pieces);
     ch->Finish();
   }
@@ -161,8 +155,7 @@ TEST(DelimiterBasedFrameDecoderTest, KeepsDelimiterWhenAsked) {
     auto dec = DelimiterBasedFrameDecoder::Create(16, DelimiterBasedFrameDecoder::NulDelimiter(),
                                                   /*strip_delimiter=*/false);
     ASSERT_TRUE(dec.ok());
-    auto ch = testing::EmbeddedChannel::Create({*dec});
-    Feed(*ch, pieces);
+    auto ch = FedChannel({*dec}, pieces);
     EXPECT_THAT(InboundStrings(*ch),
                 ElementsAre(std::string("x\0", 2), std::string("yz\0", 3)))
         << Describe(pieces);
@@ -190,8 +183,7 @@ TEST(DelimiterBasedFrameDecoderTest, FrameAtTheLimitSplitInsideItsDelimiter) {
     for (const auto& pieces : Splits("ab\r\ncd##ef\n")) {
       auto dec = DelimiterBasedFrameDecoder::Create(2, {"\r\n", "\n", "##"}, strip, false);
       ASSERT_TRUE(dec.ok());
-      auto ch = testing::EmbeddedChannel::Create({*dec});
-      Feed(*ch, pieces);
+      auto ch = FedChannel({*dec}, pieces);
       if (strip) {
         EXPECT_THAT(InboundStrings(*ch), ElementsAre("ab", "cd", "ef")) << Describe(pieces);
       } else {
@@ -230,9 +222,8 @@ TEST(DelimiterBasedFrameDecoderTest, FailFastTiming) {
 
 TEST(StringCodecTest, LinesBecomeStrings) {
   for (const auto& pieces : Splits("hi\nthere\n")) {
-    auto ch = testing::EmbeddedChannel::Create(
-        {std::make_shared<LineBasedFrameDecoder>(16), std::make_shared<StringDecoder>()});
-    Feed(*ch, pieces);
+    auto ch = FedChannel(
+        {std::make_shared<LineBasedFrameDecoder>(16), std::make_shared<StringDecoder>()}, pieces);
     EXPECT_EQ(ch->ReadInbound<std::string>(), "hi") << Describe(pieces);
     EXPECT_EQ(ch->ReadInbound<std::string>(), "there") << Describe(pieces);
     EXPECT_EQ(ch->InboundCount(), 0u);

@@ -41,8 +41,7 @@ void ExpectDecodes(const Options& o, const std::string& input,
   for (const auto& pieces : Splits(input)) {
     auto dec = LengthFieldBasedFrameDecoder::Create(o);
     ASSERT_TRUE(dec.ok()) << dec.status();
-    auto ch = testing::EmbeddedChannel::Create({*dec});
-    Feed(*ch, pieces);
+    auto ch = FedChannel({*dec}, pieces);
     EXPECT_EQ(InboundStrings(*ch), frames) << Describe(pieces);
     int tl = 0, co = 0, other = 0;
     for (const absl::Status& s : Exceptions(*ch)) {

@@ -21,6 +21,7 @@
 #include "gyre/channel/channel_handler_context.h"
 #include "gyre/channel/channel_initializer.h"
 #include "gyre/stress/stress_util.h"
+#include "gyre/testing/nio_test_server.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
 #include "gyre/testing/budget.h"
@@ -59,19 +60,14 @@ TEST(ConnectionsStressTest, TenThousandConnectionsEchoAndLeakNoFd) {
 
   auto echo = std::make_shared<CountingEcho>();
   {
-    auto bosses = NioEventLoopGroup::Create(1);
-    auto workers = NioEventLoopGroup::Create(2);
-    ASSERT_TRUE(bosses.ok() && workers.ok());
-    ServerBootstrap bootstrap;
-    bootstrap.Group(bosses->get(), workers->get())
-        .Channel<NioServerSocketChannel>()
-        .Option(ChannelOption::kSoBacklog, 1024)
-        .ChildOption(ChannelOption::kTcpNodelay, true)
-        .ChildHandler(echo);
-    absl::StatusOr<std::shared_ptr<Channel>> server =
-        bootstrap.Bind(SocketAddress::Loopback(0)).Sync();
+    absl::StatusOr<std::unique_ptr<testing::NioTestServer>> server =
+        testing::NioTestServer::Start([&](ServerBootstrap& bootstrap) {
+          bootstrap.Option(ChannelOption::kSoBacklog, 1024)
+              .ChildOption(ChannelOption::kTcpNodelay, true)
+              .ChildHandler(echo);
+        });
     ASSERT_TRUE(server.ok()) << server.status();
-    const uint16_t port = (*server)->local_address().port();
+    const uint16_t port = (*server)->port();
 
     std::atomic<int> next{0};
     std::atomic<int> bad_echoes{0}, failed_connects{0}, done{0};
@@ -113,11 +109,7 @@ TEST(ConnectionsStressTest, TenThousandConnectionsEchoAndLeakNoFd) {
     EXPECT_EQ(echo->active.value(), total);
     EXPECT_EQ(echo->inactive.value(), total);
     EXPECT_EQ(echo->errors.value(), 0);
-    ASSERT_TRUE((*server)->Close().AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
-    ASSERT_TRUE((*bosses)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(30))
-                    .AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
-    ASSERT_TRUE((*workers)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(30))
-                    .AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
+    ASSERT_NO_FATAL_FAILURE((*server)->Shutdown());
     // Shut down but not yet destroyed: only the loops' own epoll and event fds remain.
     EXPECT_EQ(stress::OpenFdCount(), fds_at_start + 2 * 3);
   }

@@ -42,17 +42,6 @@ namespace {
 
 const absl::Duration kWait = gyre::testing::Scaled(absl::Seconds(30));
 
-int ThreadCount() {
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return -1;
-  int n = 0;
-  while (dirent* e = readdir(dir)) {
-    if (e->d_name[0] != '.') ++n;
-  }
-  closedir(dir);
-  return n;
-}
-
 // Counts log lines at or above a severity, and those containing a word, while alive.
 class LogCounter {
  public:
@@ -124,7 +113,7 @@ TEST(FaultInjectionTest, ThreadFactoryFailingAtChildKIsReportedAndLeavesNoThread
   constexpr int kFailAt = 3;
   // A first thread makes a sanitizer start its own background thread now, not later.
   std::thread([] {}).join();
-  const int threads_before = ThreadCount();
+  const int threads_before = testing::ThreadCount();
   auto factory = std::make_shared<FailingAtKFactory>(kFailAt);
   {
     GroupOptions o;
@@ -156,7 +145,7 @@ TEST(FaultInjectionTest, ThreadFactoryFailingAtChildKIsReportedAndLeavesNoThread
   }
   // Destroying the group joined every thread.
   EXPECT_EQ(factory->live(), 0);
-  EXPECT_EQ(ThreadCount(), threads_before);
+  EXPECT_EQ(testing::ThreadCount(), threads_before);
 }
 
 // ---------------------------------------------------------------------------------

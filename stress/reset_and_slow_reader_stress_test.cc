@@ -23,6 +23,7 @@
 #include "gyre/channel/channel_initializer.h"
 #include "gyre/channel/channel_option.h"
 #include "gyre/stress/stress_util.h"
+#include "gyre/testing/nio_test_server.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
 #include "gyre/transport/nio/nio_server_socket_channel.h"
 #include "gyre/transport/nio/nio_socket_channel.h"
@@ -97,37 +98,38 @@ TEST(ResetAndSlowReaderStressTest, ServerStaysBoundedAndLeaksNothing) {
   ServerStats stats;
   int connections = 0;
   {
-    auto bosses = NioEventLoopGroup::Create(1);
-    auto workers = NioEventLoopGroup::Create(2);
-    ASSERT_TRUE(bosses.ok() && workers.ok());
-    ServerBootstrap bootstrap;
-    bootstrap.Group(bosses->get(), workers->get())
-        .Channel<NioServerSocketChannel>()
-        .Option(ChannelOption::kSoBacklog, 256)
-        // Small kernel buffers: most of each stream waits in the channel, so a reset
-        // cuts queued writes short and the water marks do the bounding.
-        .ChildOption(ChannelOption::kSoSndbuf, 16 * 1024)
-        .ChildHandler(std::make_shared<ChannelInitializer>([&](Channel& ch) {
-          return ch.pipeline().AddLast("stream", std::make_shared<Streamer>(&payload, &stats));
-        }));
-    absl::StatusOr<std::shared_ptr<Channel>> server =
-        bootstrap.Bind(SocketAddress::Loopback(0)).Sync();
+    absl::StatusOr<std::unique_ptr<testing::NioTestServer>> server =
+        testing::NioTestServer::Start([&](ServerBootstrap& bootstrap) {
+          bootstrap.Option(ChannelOption::kSoBacklog, 256)
+              // Small kernel buffers: most of each stream waits in the channel, so a
+              // reset cuts queued writes short and the water marks do the bounding.
+              .ChildOption(ChannelOption::kSoSndbuf, 16 * 1024)
+              .ChildHandler(std::make_shared<ChannelInitializer>([&](Channel& ch) {
+                return ch.pipeline().AddLast("stream",
+                                             std::make_shared<Streamer>(&payload, &stats));
+              }));
+        });
     ASSERT_TRUE(server.ok()) << server.status();
-    const uint16_t port = (*server)->local_address().port();
+    const uint16_t port = (*server)->port();
 
     std::atomic<int> bad_prefix{0}, bad_stream{0}, failed_connects{0};
+    // Opens `n` connections with small receive buffers, counting the ones that fail.
+    auto connect = [&](int n) {
+      std::vector<int> fds;
+      for (int i = 0; i < n; ++i) {
+        int fd = stress::ConnectLoopback(port, 4096);
+        if (fd < 0) {
+          failed_connects.fetch_add(1);
+          continue;
+        }
+        fds.push_back(fd);
+      }
+      return fds;
+    };
     for (int round = 0; round < rounds; ++round) {
       // Resetters: read the first bytes (the stream is under way), then RST.
       std::thread resetters([&] {
-        std::vector<int> fds;
-        for (int i = 0; i < kResetters; ++i) {
-          int fd = stress::ConnectLoopback(port, 4096);
-          if (fd < 0) {
-            failed_connects.fetch_add(1);
-            continue;
-          }
-          fds.push_back(fd);
-        }
+        const std::vector<int> fds = connect(kResetters);
         for (size_t i = 0; i < fds.size(); ++i) {
           std::string got;
           const size_t want = 1 + (i * 1237) % 8192;
@@ -138,16 +140,8 @@ TEST(ResetAndSlowReaderStressTest, ServerStaysBoundedAndLeaksNothing) {
         }
       });
       // Slow readers: small receive buffers, 1 KiB per turn, round-robin.
-      std::vector<int> slow;
+      const std::vector<int> slow = connect(kSlowReaders);
       std::vector<std::string> got(kSlowReaders);
-      for (int i = 0; i < kSlowReaders; ++i) {
-        int fd = stress::ConnectLoopback(port, 4096);
-        if (fd < 0) {
-          failed_connects.fetch_add(1);
-          continue;
-        }
-        slow.push_back(fd);
-      }
       bool progress = true;
       while (progress) {
         progress = false;
@@ -187,11 +181,7 @@ TEST(ResetAndSlowReaderStressTest, ServerStaysBoundedAndLeaksNothing) {
     ++connections;
     ASSERT_TRUE(stats.closed.WaitFor(connections));
 
-    ASSERT_TRUE((*server)->Close().AwaitFor(gyre::testing::Scaled(absl::Seconds(30))));
-    ASSERT_TRUE((*bosses)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(30))
-                    .AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
-    ASSERT_TRUE((*workers)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(30))
-                    .AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
+    ASSERT_NO_FATAL_FAILURE((*server)->Shutdown());
   }
   EXPECT_EQ(stress::OpenFdCount(), fds_at_start);
   EXPECT_EQ(PooledByteBufAllocator::Default()->LiveBuffers(), live_at_start);

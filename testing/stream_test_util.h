@@ -1,6 +1,6 @@
 // Helpers for tests that push a long, checkable byte stream through a real socket and
-// count the process's file descriptors, with a raw loopback client and an echo handler
-// to talk to:
+// count the process's file descriptors, with a raw loopback client, an echo handler to
+// talk to, and handlers that collect what arrives:
 //
 //   ByteBuf chunk = testing::StreamChunk(offset, n);     // bytes offset..offset+n-1
 //   testing::PeerRead r = testing::ReadStreamUntilEnd(fd);
@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +79,20 @@ std::vector<ChannelFuture> QueueStreamWrites(EventExecutor* loop, std::shared_pt
     queued.TrySuccess(ch->PendingOutboundBytes());
   });
   *pending = status.ok() && queued.AwaitFor(wait) ? *queued.GetNow() : -1;
+  return writes;
+}
+
+// QueueStreamWrites, expecting more than half of the `chunks` x `chunk` bytes to be still
+// pending in the channel right after: for tests whose socket buffers are shrunk so that
+// they take at most a few hundred KiB.
+template <typename Ch>
+std::vector<ChannelFuture> QueueMostlyPendingStreamWrites(EventExecutor* loop,
+                                                          std::shared_ptr<Ch> ch, int chunks,
+                                                          size_t chunk, absl::Duration wait) {
+  int64_t pending = 0;
+  std::vector<ChannelFuture> writes =
+      QueueStreamWrites(loop, std::move(ch), chunks, chunk, wait, &pending);
+  EXPECT_GT(pending, static_cast<int64_t>(uint64_t{chunk} * chunks / 2));
   return writes;
 }
 
@@ -162,6 +177,44 @@ class EchoHandler : public ChannelInboundHandler {
   void ChannelReadComplete(ChannelHandlerContext& ctx) override { ctx.Flush(); }
 };
 
+// Collects the bytes it reads and completes `done` with all of them once at least
+// `expected` bytes arrived. One instance per channel (its callbacks run on that
+// channel's loop).
+class CollectingHandler : public ChannelInboundHandler {
+ public:
+  CollectingHandler(size_t expected, Promise<std::string> done)
+      : expected_(expected), done_(std::move(done)) {}
+  void ChannelRead(ChannelHandlerContext&, Message msg) override {
+    if (ByteBuf* buf = msg.Get<ByteBuf>()) got_ += buf->ToString();
+    if (got_.size() >= expected_) done_.TrySuccess(got_);
+  }
+
+ private:
+  const size_t expected_;
+  Promise<std::string> done_;
+  std::string got_;
+};
+
+// The names of the events a handler saw, in order. A handler adds them on its loop;
+// the test reads them from its own thread.
+//
+// Thread safety: thread-safe.
+class EventLog {
+ public:
+  void Add(const char* event) {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(event);
+  }
+  std::vector<std::string> events() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> events_;
+};
+
 // A TCP socket bound to a free 127.0.0.1 port that does not listen: while it is open no
 // one else can take the port and connecting to it is refused (no TCP self-connect can
 // succeed there either). Returns the fd (the caller closes it) and sets `*port`; -1 on
@@ -182,18 +235,29 @@ inline int BoundNotListening(uint16_t* port) {
   return fd;
 }
 
-// The number of open file descriptors of this process (entries of /proc/self/fd, not
-// counting the one used to read the directory). -1 if /proc is unavailable.
-inline int OpenFdCount() {
-  DIR* dir = opendir("/proc/self/fd");
+// The number of entries of the directory `path`, not counting "." and ".." (nor other
+// dot files). -1 if it cannot be opened.
+inline int DirEntryCount(const char* path) {
+  DIR* dir = opendir(path);
   if (dir == nullptr) return -1;
   int n = 0;
   while (dirent* e = readdir(dir)) {
     if (e->d_name[0] != '.') ++n;
   }
   closedir(dir);
-  return n - 1;
+  return n;
 }
+
+// The number of open file descriptors of this process (entries of /proc/self/fd, not
+// counting the one used to read the directory). -1 if /proc is unavailable.
+inline int OpenFdCount() {
+  const int n = DirEntryCount("/proc/self/fd");
+  return n < 0 ? -1 : n - 1;
+}
+
+// The number of threads of this process (entries of /proc/self/task). -1 if /proc is
+// unavailable.
+inline int ThreadCount() { return DirEntryCount("/proc/self/task"); }
 
 }  // namespace testing
 }  // namespace gyre

@@ -177,22 +177,22 @@ TEST(RawEpollHttpBinaryTest, TwoThreadsExitZeroOnSigint) {
   RunUntilSignal(SIGINT, {"--port=0", "--threads=2", "--host=127.0.0.1"});
 }
 
-TEST(RawEpollHttpBinaryTest, BadFlagsExitNonZeroWithAMessage) {
-  Child child({"--port=0", "--threads=0"});
+// Runs the binary with `args` and expects it to exit 1 with `word` in its stderr.
+void ExpectRejected(std::vector<std::string> args, const std::string& word) {
+  Child child(std::move(args));
   ASSERT_EQ(child.spawn_error(), 0) << BinaryPath();
   const int status = child.Wait(kTimeout);
   ASSERT_NE(status, -1);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
-  EXPECT_NE(child.err().find("threads"), std::string::npos) << child.err();
+  EXPECT_NE(child.err().find(word), std::string::npos) << child.err();
+}
+
+TEST(RawEpollHttpBinaryTest, BadFlagsExitNonZeroWithAMessage) {
+  ExpectRejected({"--port=0", "--threads=0"}, "threads");
 }
 
 TEST(RawEpollHttpBinaryTest, NonNumericHostIsRejected) {
-  Child child({"--port=0", "--host=not-an-address"});
-  ASSERT_EQ(child.spawn_error(), 0) << BinaryPath();
-  const int status = child.Wait(kTimeout);
-  ASSERT_NE(status, -1);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
-  EXPECT_NE(child.err().find("not-an-address"), std::string::npos) << child.err();
+  ExpectRejected({"--port=0", "--host=not-an-address"}, "not-an-address");
 }
 
 }  // namespace

@@ -57,6 +57,22 @@ class RawHttpServerTest : public ::testing::Test {
     EXPECT_EQ(r.body, "Hello, World!");
   }
 
+  // Reads the next response on `c` and expects it to be the plaintext hello.
+  static void ReadHello(TestConnection& c) {
+    absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ExpectHello(*r);
+  }
+
+  // Reads the next response on `c`, expects it to have `status`, and then the server to
+  // close the connection.
+  static void ExpectStatusThenClosed(TestConnection& c, int status) {
+    absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->status, status);
+    EXPECT_TRUE(c.ExpectClosed(kTimeout).ok());
+  }
+
   std::unique_ptr<RawHttpServer> server_;
 };
 
@@ -102,9 +118,7 @@ TEST_F(RawHttpServerTest, PlaintextResponseBytes) {
 TEST_F(RawHttpServerTest, RootIsPlaintextToo) {
   TestConnection c = Connect();
   ASSERT_TRUE(c.WriteAll("GET / HTTP/1.1\r\n\r\n").ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ExpectHello(*r);
+  ASSERT_NO_FATAL_FAILURE(ReadHello(c));
 }
 
 TEST_F(RawHttpServerTest, KeepAliveServesThreeRequestsOnOneConnection) {
@@ -145,14 +159,10 @@ TEST_F(RawHttpServerTest, RequestSplitByteByByte) {
   const std::string request =
       "GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: bytewise\r\n\r\n";
   for (char ch : request) ASSERT_TRUE(c.WriteAll(absl::string_view(&ch, 1)).ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ExpectHello(*r);
+  ASSERT_NO_FATAL_FAILURE(ReadHello(c));
   // Still keep-alive, and a whole request afterwards is answered normally.
   ASSERT_TRUE(c.WriteAll(kGet).ok());
-  r = c.ReadResponse(kTimeout);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ExpectHello(*r);
+  ASSERT_NO_FATAL_FAILURE(ReadHello(c));
 }
 
 TEST_F(RawHttpServerTest, OtherPathIsNotFoundAndKeepsTheConnection) {
@@ -165,9 +175,7 @@ TEST_F(RawHttpServerTest, OtherPathIsNotFoundAndKeepsTheConnection) {
   EXPECT_EQ(*r->Header("Server"), "gyre-raw");
   ASSERT_NE(r->Header("Date"), nullptr);
   ASSERT_TRUE(c.WriteAll(kGet).ok());
-  r = c.ReadResponse(kTimeout);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ExpectHello(*r);
+  ASSERT_NO_FATAL_FAILURE(ReadHello(c));
 }
 
 TEST_F(RawHttpServerTest, HeadHasNoBody) {
@@ -181,9 +189,7 @@ TEST_F(RawHttpServerTest, HeadHasNoBody) {
   EXPECT_EQ(c.buffered().substr(0, 17), "HTTP/1.1 200 OK\r\n");
   EXPECT_NE(c.buffered().find("Content-Length: 13\r\n"), std::string::npos);
   c.buffered().erase(0, head_end);
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ExpectHello(*r);  // the GET's response follows the HEAD's head directly
+  ASSERT_NO_FATAL_FAILURE(ReadHello(c));  // the GET's response follows the HEAD's head directly
 }
 
 TEST_F(RawHttpServerTest, OtherMethodIsNotAllowed) {
@@ -205,9 +211,7 @@ TEST_F(RawHttpServerTest, RequestBodyIsSkipped) {
   absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->status, 405);
-  r = c.ReadResponse(kTimeout);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ExpectHello(*r);
+  ASSERT_NO_FATAL_FAILURE(ReadHello(c));
 }
 
 TEST_F(RawHttpServerTest, ConnectionCloseClosesAfterTheResponse) {
@@ -227,9 +231,8 @@ TEST_F(RawHttpServerTest, PipelinedRequestsAfterConnectionCloseAreNotAnswered) {
                                       kGet))
                   .ok());
   for (int i = 0; i < 2; ++i) {
-    absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
-    ASSERT_TRUE(r.ok()) << i << ": " << r.status();
-    ExpectHello(*r);
+    SCOPED_TRACE(i);
+    ASSERT_NO_FATAL_FAILURE(ReadHello(c));
   }
   EXPECT_TRUE(c.ExpectClosed(kTimeout).ok());
 }
@@ -237,9 +240,7 @@ TEST_F(RawHttpServerTest, PipelinedRequestsAfterConnectionCloseAreNotAnswered) {
 TEST_F(RawHttpServerTest, Http10ClosesAfterTheResponse) {
   TestConnection c = Connect();
   ASSERT_TRUE(c.WriteAll("GET /plaintext HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ExpectHello(*r);
+  ASSERT_NO_FATAL_FAILURE(ReadHello(c));
   EXPECT_TRUE(c.ExpectClosed(kTimeout).ok());
 }
 
@@ -261,10 +262,7 @@ TEST_F(RawHttpServerTest, TransferEncodingGets501AndClose) {
   ASSERT_TRUE(
       c.WriteAll("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
           .ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->status, 501);
-  EXPECT_TRUE(c.ExpectClosed(kTimeout).ok());
+  ASSERT_NO_FATAL_FAILURE(ExpectStatusThenClosed(c, 501));
 }
 
 TEST_F(RawHttpServerTest, OversizedHeadGets400AndClose) {
@@ -272,10 +270,7 @@ TEST_F(RawHttpServerTest, OversizedHeadGets400AndClose) {
   std::string head = "GET / HTTP/1.1\r\nX-Big: ";
   head.append(RawHttpServer::kMaxHeadSize, 'a');  // never terminated
   ASSERT_TRUE(c.WriteAll(head).ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->status, 400);
-  EXPECT_TRUE(c.ExpectClosed(kTimeout).ok());
+  ASSERT_NO_FATAL_FAILURE(ExpectStatusThenClosed(c, 400));
 }
 
 TEST_F(RawHttpServerTest, HalfClosedClientStillGetsItsResponses) {
@@ -283,9 +278,8 @@ TEST_F(RawHttpServerTest, HalfClosedClientStillGetsItsResponses) {
   ASSERT_TRUE(c.WriteAll(absl::StrCat(kGet, kGet)).ok());
   ASSERT_TRUE(c.ShutdownWrite().ok());
   for (int i = 0; i < 2; ++i) {
-    absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
-    ASSERT_TRUE(r.ok()) << i << ": " << r.status();
-    ExpectHello(*r);
+    SCOPED_TRACE(i);
+    ASSERT_NO_FATAL_FAILURE(ReadHello(c));
   }
   EXPECT_TRUE(c.ExpectClosed(kTimeout).ok());
 }
@@ -295,9 +289,7 @@ TEST_F(RawHttpServerTest, ProbeConnectionThatClosesAtOnceIsHarmless) {
   { TestConnection probe = Connect(); }
   TestConnection c = Connect();
   ASSERT_TRUE(c.WriteAll(kGet).ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ExpectHello(*r);
+  ASSERT_NO_FATAL_FAILURE(ReadHello(c));
 }
 
 // A client pipelining 1 MiB of requests while reading slowly through a small receive
@@ -348,9 +340,7 @@ TEST_F(RawHttpServerTest, SlowReaderOfAOneMebibytePipelinedBurstLosesNothing) {
   EXPECT_GT(server_->PartialWritesForTesting(), 0u) << "the EPOLLOUT path never ran";
   // The connection is still in order afterwards.
   ASSERT_TRUE(c.WriteAll("GET / HTTP/1.1\r\nConnection: close\r\n\r\n").ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ExpectHello(*r);
+  ASSERT_NO_FATAL_FAILURE(ReadHello(c));
   EXPECT_TRUE(c.ExpectClosed(kTimeout).ok());
 }
 
@@ -362,9 +352,7 @@ TEST_F(RawHttpServerTest, ManyConnectionsOnSeveralThreads) {
     for (TestConnection& c : conns) ASSERT_TRUE(c.WriteAll(absl::StrCat(kGet, kGet)).ok());
     for (TestConnection& c : conns) {
       for (int k = 0; k < 2; ++k) {
-        absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
-        ASSERT_TRUE(r.ok()) << r.status();
-        ExpectHello(*r);
+        ASSERT_NO_FATAL_FAILURE(ReadHello(c));
       }
     }
   }

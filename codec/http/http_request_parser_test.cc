@@ -64,6 +64,13 @@ Outcome RunWhole(absl::string_view input, HttpParserLimits limits = {}) {
   return ParsePieces({std::string(input)}, limits);
 }
 
+// Expects `input`, parsed whole within `limits`, to be exactly one request and no error.
+void ExpectOneRequest(absl::string_view input, const HttpParserLimits& limits) {
+  Outcome ok = RunWhole(input, limits);
+  EXPECT_EQ(ok.error, 0) << ok.detail;
+  EXPECT_EQ(ok.requests.size(), 1u);
+}
+
 TEST(HttpRequestParserTest, ParsesASimpleGet) {
   Outcome o = RunWhole("GET /plaintext?x=1 HTTP/1.1\r\nHost: a\r\nAccept:  text/plain \r\n\r\n");
   ASSERT_EQ(o.error, 0) << o.detail;
@@ -246,9 +253,7 @@ TEST(HttpRequestParserTest, RequestLineLimitIs414) {
   // Exactly at the limit is fine.
   const std::string line = "GET /" + std::string(64 - 14, 'b') + " HTTP/1.1";
   ASSERT_EQ(line.size(), 64u);
-  Outcome ok = RunWhole(line + "\r\nHost: a\r\n\r\n", limits);
-  EXPECT_EQ(ok.error, 0) << ok.detail;
-  EXPECT_EQ(ok.requests.size(), 1u);
+  ExpectOneRequest(line + "\r\nHost: a\r\n\r\n", limits);
 }
 
 TEST(HttpRequestParserTest, HeaderLimitsAre431) {
@@ -266,9 +271,7 @@ TEST(HttpRequestParserTest, HeaderLimitsAre431) {
   // Four fields (Host and three more) are within both limits.
   std::string four = "GET / HTTP/1.1\r\nHost: a\r\n";
   for (int i = 0; i < 3; ++i) four += "X" + std::to_string(i) + ": 1\r\n";
-  Outcome ok = RunWhole(four + "\r\n", limits);
-  EXPECT_EQ(ok.error, 0) << ok.detail;
-  EXPECT_EQ(ok.requests.size(), 1u);
+  ExpectOneRequest(four + "\r\n", limits);
 }
 
 TEST(HttpRequestParserTest, BodyLimitIs413) {

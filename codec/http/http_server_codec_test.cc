@@ -69,6 +69,11 @@ struct Fixture {
     ch = EmbeddedChannel::Create(handlers);
   }
   std::string Out() { return absl::StrJoin(OutboundStrings(*ch), ""); }
+  // Makes the responder hold the requests (the test answers them) and writes `input`.
+  void HoldRequests(absl::string_view input) {
+    responder->defer = true;
+    ch->WriteInbound(Buf(input));
+  }
 
   std::shared_ptr<Responder> responder;
   std::shared_ptr<EmbeddedChannel> ch;
@@ -171,9 +176,8 @@ INSTANTIATE_TEST_SUITE_P(
 // response is the last thing written, then the channel closes.
 TEST(HttpServerCodecTest, ErrorResponseFollowsOutstandingResponses) {
   Fixture f;
-  f.responder->defer = true;
-  f.ch->WriteInbound(Buf("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n"
-                         "BROKEN\r\n\r\n"));
+  f.HoldRequests("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n"
+                 "BROKEN\r\n\r\n");
   EXPECT_EQ(f.Out(), "");
   EXPECT_TRUE(f.ch->IsOpen());
   ASSERT_EQ(f.responder->held.size(), 2u);
@@ -213,8 +217,7 @@ TEST(HttpServerCodecTest, KeepAliveHandlerHttp10) {
 // A response that itself says "Connection: close" closes the channel too.
 TEST(HttpServerCodecTest, KeepAliveHandlerHonoursResponseClose) {
   Fixture f({}, /*keep_alive=*/true);
-  f.responder->defer = true;
-  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  f.HoldRequests("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   HttpResponse resp(503);
   resp.AddHeader("Connection", "close");
   f.ch->WriteOutbound(std::move(resp));
@@ -227,9 +230,8 @@ TEST(HttpServerCodecTest, KeepAliveHandlerHonoursResponseClose) {
 // times, and is never changed by the pipeline.
 TEST(HttpServerCodecTest, SharedResponseEncodedWithoutChange) {
   Fixture f({}, /*keep_alive=*/true);
-  f.responder->defer = true;
-  f.ch->WriteInbound(Buf("GET /1 HTTP/1.1\r\nHost: a\r\n\r\n"
-                         "GET /2 HTTP/1.1\r\nHost: a\r\n\r\n"));
+  f.HoldRequests("GET /1 HTTP/1.1\r\nHost: a\r\n\r\n"
+                 "GET /2 HTTP/1.1\r\nHost: a\r\n\r\n");
   auto shared = std::make_shared<HttpResponse>(200);
   shared->AddHeader("Content-Type", "text/plain");
   shared->set_body("same");
@@ -246,8 +248,7 @@ TEST(HttpServerCodecTest, SharedResponseEncodedWithoutChange) {
 // leaving the shared one as it was.
 TEST(HttpServerCodecTest, KeepAliveHandlerCopiesASharedResponseItMustChange) {
   Fixture f({}, /*keep_alive=*/true);
-  f.responder->defer = true;
-  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"));
+  f.HoldRequests("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
   auto shared = std::make_shared<HttpResponse>(200);
   shared->AddHeader("Content-Type", "text/plain");
   shared->set_body("bye");
@@ -260,8 +261,7 @@ TEST(HttpServerCodecTest, KeepAliveHandlerCopiesASharedResponseItMustChange) {
 
 TEST(HttpServerCodecTest, NullSharedResponseFailsItsWrite) {
   Fixture f;
-  f.responder->defer = true;
-  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  f.HoldRequests("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   ChannelFuture w = f.ch->pipeline().WriteAndFlush(SharedHttpResponse());
   f.ch->RunPendingTasks();
   ASSERT_TRUE(w.IsDone());
@@ -279,8 +279,7 @@ TEST(HttpServerCodecTest, HeadResponseHasNoBody) {
 
 TEST(HttpServerCodecTest, BodilessStatusesGetNoContentLength) {
   Fixture f;
-  f.responder->defer = true;
-  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  f.HoldRequests("GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n");
   HttpResponse no_content(204);
   no_content.set_body("ignored");
   f.ch->WriteOutbound(std::move(no_content));
@@ -290,8 +289,7 @@ TEST(HttpServerCodecTest, BodilessStatusesGetNoContentLength) {
 
 TEST(HttpServerCodecTest, ChunkedResponse) {
   Fixture f;
-  f.responder->defer = true;
-  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  f.HoldRequests("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   HttpResponse resp(200);
   resp.set_body("first");
   resp.set_chunked(true, /*end_stream=*/false);
@@ -306,8 +304,7 @@ TEST(HttpServerCodecTest, ChunkedResponse) {
 
 TEST(HttpServerCodecTest, ChunkedResponseInOneMessage) {
   Fixture f;
-  f.responder->defer = true;
-  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  f.HoldRequests("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   HttpResponse resp(200);
   resp.set_body("all");
   resp.set_chunked(true);
@@ -338,8 +335,7 @@ TEST(HttpServerCodecTest, ExpectContinueTooLargeIs413WithoutContinue) {
 
 TEST(HttpServerCodecTest, InvalidResponsesFailTheirWrite) {
   Fixture f;
-  f.responder->defer = true;
-  f.ch->WriteInbound(Buf("GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+  f.HoldRequests("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   HttpResponse injected(200);
   injected.AddHeader("X", "a\r\nSet-Cookie: evil");
   EXPECT_FALSE(injected.headers_valid());

@@ -31,21 +31,6 @@ class Echo : public ChannelInboundHandler {
   }
 };
 
-// Collects received bytes; completes `done` once `expected` bytes arrived.
-class Collector : public ChannelInboundHandler {
- public:
-  Collector(size_t expected, Promise<std::string> done) : expected_(expected), done_(done) {}
-  void ChannelRead(ChannelHandlerContext&, Message msg) override {
-    if (ByteBuf* buf = msg.Get<ByteBuf>()) got_ += buf->ToString();
-    if (got_.size() >= expected_) done_.TrySuccess(got_);
-  }
-
- private:
-  size_t expected_;
-  Promise<std::string> done_;
-  std::string got_;
-};
-
 TEST(NioBootstrapTest, EchoThroughBootstraps) {
   auto boss = NioEventLoopGroup::Create(1);
   auto workers = NioEventLoopGroup::Create(2);
@@ -77,7 +62,7 @@ TEST(NioBootstrapTest, EchoThroughBootstraps) {
     Bootstrap client;
     client.Group(workers->get())
         .Channel<NioSocketChannel>()
-        .Handler(std::make_shared<Collector>(text.size(), reply));
+        .Handler(std::make_shared<testing::CollectingHandler>(text.size(), reply));
     absl::StatusOr<std::shared_ptr<Channel>> ch = client.Connect(address).Sync();
     ASSERT_TRUE(ch.ok()) << ch.status();
     ASSERT_TRUE((*ch)->WriteAndFlush(text).Sync().ok());

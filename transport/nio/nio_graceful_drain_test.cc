@@ -24,6 +24,7 @@
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/channel_handler_context.h"
 #include "gyre/concurrent/promise.h"
+#include "gyre/testing/graceful_drain_test_util.h"
 #include "gyre/testing/manual_ticker.h"
 #include "gyre/testing/stream_test_util.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
@@ -33,12 +34,6 @@
 
 namespace gyre {
 namespace {
-
-const absl::Duration kWait = gyre::testing::Scaled(absl::Seconds(60));
-// Far more than the (shrunk) socket buffers of both ends hold.
-constexpr size_t kChunk = 1 << 20;
-constexpr int kChunks = 4;
-constexpr uint64_t kTotal = uint64_t{kChunk} * kChunks;
 
 // Records what reaches the child's pipeline (on its loop).
 class Recorder final : public ChannelInboundHandler {
@@ -50,38 +45,33 @@ class Recorder final : public ChannelInboundHandler {
     }
   }
   void ChannelInactive(ChannelHandlerContext& ctx) override {
-    Event("inactive");
+    events_.Add("inactive");
     ctx.FireChannelInactive();
   }
   void ChannelUnregistered(ChannelHandlerContext& ctx) override {
-    Event("unregistered");
+    events_.Add("unregistered");
     ctx.FireChannelUnregistered();
   }
   void ExceptionCaught(ChannelHandlerContext&, absl::Status) override {}
 
-  std::vector<std::string> events() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return events_;
-  }
+  std::vector<std::string> events() { return events_.events(); }
   size_t read_bytes() {
     std::lock_guard<std::mutex> lock(mu_);
     return read_bytes_;
   }
 
  private:
-  void Event(const char* e) {
-    std::lock_guard<std::mutex> lock(mu_);
-    events_.push_back(e);
-  }
   std::mutex mu_;
   size_t read_bytes_ = 0;
-  std::vector<std::string> events_;
+  testing::EventLog events_;
 };
 
 const std::vector<std::string> kClosedEvents = {"inactive", "unregistered"};
 
-// One loop serving a listening channel and the child it accepts from a raw peer.
-class GracefulDrainTest : public ::testing::Test {
+// One loop serving a listening channel and the child it accepts from a raw peer: the
+// child is the channel whose writes drain (channel_).
+class GracefulDrainTest
+    : public testing::GracefulDrainFixture<NioEventLoopGroup, NioSocketChannel> {
  protected:
   // `ticker` null: the system clock; else ticker_.
   void Start(Ticker* ticker) {
@@ -110,37 +100,18 @@ class GracefulDrainTest : public ::testing::Test {
     peer_ = testing::ConnectLoopback(server_->local_address().port(), 16 * 1024);
     ASSERT_GE(peer_, 0);
     ASSERT_TRUE(child_.AwaitFor(kWait));
-    accepted_ = *child_.GetNow();
+    channel_ = *child_.GetNow();
   }
 
-  // Queues kTotal bytes on the channel in one loop task, the last chunk unflushed
-  // (testing::QueueStreamWrites), and checks that most of them wait in the channel: the
-  // socket buffers take at most a few hundred KiB.
-  std::vector<ChannelFuture> QueueWrites() {
-    int64_t pending = 0;
-    std::vector<ChannelFuture> writes =
-        testing::QueueStreamWrites(loop_, accepted_, kChunks, kChunk, kWait, &pending);
-    EXPECT_GT(pending, static_cast<int64_t>(kTotal / 2));
-    return writes;
-  }
-
-  void TearDown() override {
-    if (peer_ >= 0) close(peer_);
-    accepted_.reset();
+  // Also releases the listening channel.
+  void CloseAll() override {
     server_.reset();
-    group_.reset();
+    GracefulDrainFixture::CloseAll();
   }
 
-  // Outlives the group (declared first).
-  testing::ManualTicker ticker_;
-  std::unique_ptr<NioEventLoopGroup> group_;
-  NioEventLoop* loop_ = nullptr;
   std::shared_ptr<NioServerSocketChannel> server_;
   std::shared_ptr<Recorder> recorder_ = std::make_shared<Recorder>();
   Promise<std::shared_ptr<NioSocketChannel>> child_{nullptr};
-  std::shared_ptr<NioSocketChannel> accepted_;
-  int peer_ = -1;
-  int fds_before_ = -1;
 };
 
 // The promise itself: the writes queued when shutdown begins (flushed or not) all reach
@@ -158,22 +129,19 @@ TEST_F(GracefulDrainTest, QueuedWritesReachAPeerThatReadsLateThenEofApi3699) {
   // open and the loop is held up (old behaviour: closed, writes failed, terminated).
   const char late[] = "sent while the server drains";
   ASSERT_EQ(send(peer_, late, sizeof(late), MSG_NOSIGNAL), static_cast<ssize_t>(sizeof(late)));
-  EXPECT_FALSE(terminated.AwaitFor(absl::Milliseconds(100)));
-  EXPECT_TRUE(accepted_->IsOpen());
-  EXPECT_FALSE(writes.back().IsDone());
+  testing::ExpectDrainHeldUp(terminated, *channel_, writes.back());
   EXPECT_FALSE(loop_->IsTerminated());
 
   // Now the peer reads everything, checking every byte.
-  testing::ExpectStreamThenEof(peer_, kTotal);
-  ASSERT_NO_FATAL_FAILURE(testing::ExpectWritesSucceed(writes, kWait));
-  ASSERT_TRUE(terminated.AwaitFor(kWait));
+  ASSERT_NO_FATAL_FAILURE(
+      testing::ReadStreamThenAwaitDrain(peer_, kTotal, writes, terminated, kWait));
   EXPECT_TRUE(terminated.IsSuccess()) << terminated.Cause();
   EXPECT_TRUE(loop_->IsTerminated());
-  EXPECT_FALSE(accepted_->IsOpen());
-  EXPECT_TRUE(accepted_->CloseFuture().IsDone());
+  EXPECT_FALSE(channel_->IsOpen());
+  EXPECT_TRUE(channel_->CloseFuture().IsDone());
   EXPECT_EQ(recorder_->events(), kClosedEvents);
   EXPECT_EQ(recorder_->read_bytes(), 0u);  // reads stop once draining
-  EXPECT_EQ(accepted_->PendingOutboundBytes(), 0);
+  EXPECT_EQ(channel_->PendingOutboundBytes(), 0);
 }
 
 // At the graceful-shutdown timeout (ManualTicker time, no sleeping for it) the channels
@@ -185,31 +153,17 @@ TEST_F(GracefulDrainTest, TimeoutForceClosesAPeerThatNeverReadsApi3699) {
 
   Future<void> terminated = group_->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(10));
   ASSERT_TRUE(server_->CloseFuture().AwaitFor(kWait));
-  EXPECT_FALSE(terminated.AwaitFor(absl::Milliseconds(100)));
-  EXPECT_TRUE(accepted_->IsOpen());
-  // Short of the timeout the drain goes on.
-  ticker_.Advance(absl::Seconds(9));
-  EXPECT_FALSE(terminated.AwaitFor(absl::Milliseconds(100)));
-  EXPECT_TRUE(accepted_->IsOpen());
-  EXPECT_FALSE(writes.back().IsDone());
-
-  ticker_.Advance(absl::Seconds(2));
-  ASSERT_TRUE(terminated.AwaitFor(kWait));
+  // Short of the timeout the drain goes on; past it, the loop terminates.
+  ASSERT_NO_FATAL_FAILURE(testing::AdvancePastDrainTimeout(ticker_, absl::Seconds(10), terminated,
+                                                           *channel_, writes.back(), kWait));
   EXPECT_TRUE(terminated.IsSuccess()) << terminated.Cause();
-  EXPECT_FALSE(accepted_->IsOpen());
+  EXPECT_FALSE(channel_->IsOpen());
   EXPECT_EQ(recorder_->events(), kClosedEvents);
-  ASSERT_TRUE(writes.back().IsDone());
+  ASSERT_NO_FATAL_FAILURE(testing::ExpectForceClosedWriteFailed(writes.back()));
   EXPECT_FALSE(writes.back().IsSuccess());
-  EXPECT_EQ(writes.back().Cause().code(), absl::StatusCode::kFailedPrecondition)
-      << writes.back().Cause();
-  EXPECT_EQ(accepted_->PendingOutboundBytes(), 0);
+  EXPECT_EQ(channel_->PendingOutboundBytes(), 0);
 
-  close(peer_);
-  peer_ = -1;
-  accepted_.reset();
-  server_.reset();
-  group_.reset();
-  EXPECT_EQ(testing::OpenFdCount(), fds_before_);
+  CloseAllAndExpectNoFdLeft();
 }
 
 // Nothing queued: the accepted channel and the listening channel close at once, and
@@ -221,10 +175,9 @@ TEST_F(GracefulDrainTest, IdleAndListeningChannelsCloseAtOnce) {
   ASSERT_TRUE(terminated.AwaitFor(kWait));
   EXPECT_TRUE(terminated.IsSuccess()) << terminated.Cause();
   EXPECT_FALSE(server_->IsOpen());
-  EXPECT_FALSE(accepted_->IsOpen());
+  EXPECT_FALSE(channel_->IsOpen());
   EXPECT_EQ(recorder_->events(), kClosedEvents);
-  char c;
-  EXPECT_EQ(recv(peer_, &c, 1, 0), 0);  // the peer sees EOF
+  testing::ExpectPeerSeesEof(peer_);
 }
 
 // Writes made while draining (here from a write listener) are flushed and sent too; the
@@ -233,7 +186,7 @@ TEST_F(GracefulDrainTest, WritesQueuedWhileDrainingAreSentBeforeTheClose) {
   ASSERT_NO_FATAL_FAILURE(Start(nullptr));
   std::vector<ChannelFuture> writes = QueueWrites();
   Promise<ChannelFuture> extra(nullptr);
-  std::shared_ptr<NioSocketChannel> ch = accepted_;
+  std::shared_ptr<NioSocketChannel> ch = channel_;
   // The first write completes only after shutdown began (the peer reads nothing yet).
   writes.front().AddListener([ch, extra](const ChannelFuture&) mutable {
     extra.TrySuccess(ch->Write(testing::StreamChunk(kTotal, 1000)));  // no Flush

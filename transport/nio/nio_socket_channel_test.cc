@@ -54,16 +54,16 @@ class Collector final : public ChannelInboundHandler {
     }
   }
   void ChannelActive(ChannelHandlerContext& ctx) override {
-    Event("active");
+    events_.Add("active");
     ctx.FireChannelActive();
   }
   void ChannelInactive(ChannelHandlerContext& ctx) override {
-    Event("inactive");
+    events_.Add("inactive");
     inactive_.TrySuccess();
     ctx.FireChannelInactive();
   }
   void ChannelUnregistered(ChannelHandlerContext& ctx) override {
-    Event("unregistered");
+    events_.Add("unregistered");
     unregistered_.TrySuccess();
     ctx.FireChannelUnregistered();
   }
@@ -77,10 +77,7 @@ class Collector final : public ChannelInboundHandler {
   }
   void ExceptionCaught(ChannelHandlerContext&, absl::Status) override {}
 
-  std::vector<std::string> events() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return events_;
-  }
+  std::vector<std::string> events() { return events_.events(); }
   size_t bytes() {
     std::lock_guard<std::mutex> lock(mu_);
     return data_.size();
@@ -93,14 +90,10 @@ class Collector final : public ChannelInboundHandler {
   Promise<void> writable_again_{nullptr};
 
  private:
-  void Event(const char* e) {
-    std::lock_guard<std::mutex> lock(mu_);
-    events_.push_back(e);
-  }
   const size_t expect_;
   std::mutex mu_;
   std::string data_;
-  std::vector<std::string> events_;
+  testing::EventLog events_;
 };
 
 class NioSocketChannelTest : public ::testing::Test {
@@ -144,6 +137,14 @@ class NioSocketChannelTest : public ::testing::Test {
     EXPECT_TRUE(reg.AwaitFor(kWait));
     EXPECT_TRUE(reg.IsSuccess()) << reg.Cause();
     return ch;
+  }
+
+  // Connects `client` to `server`'s port on 127.0.0.1 and waits for the connect to
+  // succeed.
+  static void ConnectTo(Channel& client, const Channel& server) {
+    ChannelFuture c = client.Connect(SocketAddress::Loopback(server.local_address().port()));
+    ASSERT_TRUE(c.AwaitFor(kWait));
+    ASSERT_TRUE(c.IsSuccess()) << c.Cause();
   }
 
   std::unique_ptr<NioEventLoopGroup> bosses_;
@@ -295,9 +296,7 @@ TEST_F(NioSocketChannelTest, CloseFromAForeignThread) {
   });
   auto collector = std::make_shared<Collector>();
   auto client = NewClient(collector);
-  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
-  ASSERT_TRUE(c.AwaitFor(kWait));
-  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  ASSERT_NO_FATAL_FAILURE(ConnectTo(*client, *server));
   ASSERT_TRUE(server_side.AwaitFor(kWait));
   EventLoop* loop = client->event_loop();
   ASSERT_NE(loop, nullptr);
@@ -347,9 +346,7 @@ TEST_F(NioSocketChannelTest, WritabilityFlipsAtTheWaterMarks) {
   ASSERT_TRUE(client->config().Set(ChannelOption::kSoSndbuf, 64 * 1024).ok());
   ASSERT_TRUE(client->config().Set(ChannelOption::kWriteBufferHighWaterMark, 64 * 1024).ok());
   ASSERT_TRUE(client->config().Set(ChannelOption::kWriteBufferLowWaterMark, 16 * 1024).ok());
-  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
-  ASSERT_TRUE(c.AwaitFor(kWait));
-  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  ASSERT_NO_FATAL_FAILURE(ConnectTo(*client, *server));
   ASSERT_TRUE(child_p.AwaitFor(kWait));
   EXPECT_TRUE(client->IsWritable());
 
@@ -389,9 +386,7 @@ TEST_F(NioSocketChannelTest, AutoReadOffReadsOnlyOnRequest) {
   auto collector = std::make_shared<Collector>(5);
   auto client = NewClient(collector);
   ASSERT_TRUE(client->config().Set(ChannelOption::kAutoRead, false).ok());
-  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
-  ASSERT_TRUE(c.AwaitFor(kWait));
-  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  ASSERT_NO_FATAL_FAILURE(ConnectTo(*client, *server));
   ChannelFuture w = client->WriteAndFlush(Bytes("hello"));
   ASSERT_TRUE(w.AwaitFor(kWait));
   ASSERT_TRUE(w.IsSuccess());
@@ -420,9 +415,7 @@ TEST_F(NioSocketChannelTest, WritesFromWriteListenersKeepTheirOrder) {
   for (int i = 0; i < kPieces; ++i) absl::StrAppend(&expected, i, ",");
   auto collector = std::make_shared<Collector>(expected.size());
   auto client = NewClient(collector);
-  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
-  ASSERT_TRUE(c.AwaitFor(kWait));
-  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  ASSERT_NO_FATAL_FAILURE(ConnectTo(*client, *server));
   WriteChain(client, 0, kPieces);
   ASSERT_TRUE(collector->all_.AwaitFor(kWait)) << "got " << collector->bytes() << " bytes";
   EXPECT_EQ(*collector->all_.GetNow(), expected);
@@ -492,9 +485,7 @@ TEST_F(NioSocketChannelTest, ServerKeepsServingAfterSelectorRebuild) {
   ASSERT_TRUE(workers_->RebuildSelectors().AwaitFor(kWait));
   auto collector = std::make_shared<Collector>(3);
   auto client = NewClient(collector);
-  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
-  ASSERT_TRUE(c.AwaitFor(kWait));
-  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  ASSERT_NO_FATAL_FAILURE(ConnectTo(*client, *server));
   ASSERT_TRUE(clients_->RebuildSelectors().AwaitFor(kWait));
   client->WriteAndFlush(Bytes("abc"));
   ASSERT_TRUE(collector->all_.AwaitFor(kWait));
@@ -678,9 +669,7 @@ TEST_F(NioSocketChannelTest, HalfClosureKeepsTheChannelOpenForWritingAfterThePee
   auto client_probe = std::make_shared<HalfCloseProbe>(/*answer=*/false);
   auto client = NewClient(client_probe);
   ASSERT_TRUE(client->config().Set(ChannelOption::kAllowHalfClosure, true).ok());
-  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
-  ASSERT_TRUE(c.AwaitFor(kWait));
-  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  ASSERT_NO_FATAL_FAILURE(ConnectTo(*client, *server));
   ChannelFuture w = client->WriteAndFlush(Bytes("hello"));
   ASSERT_TRUE(w.AwaitFor(kWait));
   ASSERT_TRUE(w.IsSuccess()) << w.Cause();
@@ -743,9 +732,7 @@ TEST_F(NioSocketChannelTest, ShutdownOutputFailsQueuedWritesAndNeedsAConnection)
   auto server = StartServer(nullptr, {ChannelOptionSetting{ChannelOptionId::kAllowHalfClosure,
                                                            "ALLOW_HALF_CLOSURE", true}});
   auto client = NewClient(nullptr);
-  ChannelFuture c = client->Connect(SocketAddress::Loopback(server->local_address().port()));
-  ASSERT_TRUE(c.AwaitFor(kWait));
-  ASSERT_TRUE(c.IsSuccess()) << c.Cause();
+  ASSERT_NO_FATAL_FAILURE(ConnectTo(*client, *server));
   ChannelFuture queued = client->Write(Bytes("never flushed"));
   ChannelFuture shut = client->ShutdownOutput();
   ASSERT_TRUE(shut.AwaitFor(kWait));

@@ -20,6 +20,7 @@
 #include "gyre/channel/byte_buf_allocator.h"
 #include "gyre/channel/channel_handler.h"
 #include "gyre/concurrent/promise.h"
+#include "gyre/testing/graceful_drain_test_util.h"
 #include "gyre/testing/manual_ticker.h"
 #include "gyre/testing/stream_test_util.h"
 #include "gyre/transport/oio/oio_event_loop_group.h"
@@ -29,19 +30,16 @@
 namespace gyre {
 namespace {
 
-const absl::Duration kWait = gyre::testing::Scaled(absl::Seconds(60));
-constexpr size_t kChunk = 1 << 20;
-constexpr int kChunks = 4;
-constexpr uint64_t kTotal = uint64_t{kChunk} * kChunks;
-
 // Swallows inbound events (the channel's pipeline needs a handler).
 class Sink final : public ChannelInboundHandler {
  public:
   void ExceptionCaught(ChannelHandlerContext&, absl::Status) override {}
 };
 
-// An oio client channel connected to a raw 127.0.0.1 peer whose receive buffer is small.
-class OioGracefulDrainTest : public ::testing::Test {
+// An oio client channel (channel_) connected to a raw 127.0.0.1 peer whose receive
+// buffer is small.
+class OioGracefulDrainTest
+    : public testing::GracefulDrainFixture<OioEventLoopGroup, OioSocketChannel> {
  protected:
   void Start(Ticker* ticker) {
     fds_before_ = testing::OpenFdCount();
@@ -75,31 +73,14 @@ class OioGracefulDrainTest : public ::testing::Test {
     loop_ = channel_->event_loop();
   }
 
-  // Queues kTotal bytes on the channel in one loop task, the last chunk unflushed
-  // (testing::QueueStreamWrites), and checks that most of them wait in the channel: the
-  // socket buffers take at most a few hundred KiB.
-  std::vector<ChannelFuture> QueueWrites() {
-    int64_t pending = 0;
-    std::vector<ChannelFuture> writes =
-        testing::QueueStreamWrites(loop_, channel_, kChunks, kChunk, kWait, &pending);
-    EXPECT_GT(pending, static_cast<int64_t>(kTotal / 2));
-    return writes;
-  }
-
-  void TearDown() override {
-    if (peer_ >= 0) close(peer_);
+  // Also closes the listener.
+  void CloseAll() override {
     if (listener_ >= 0) close(listener_);
-    channel_.reset();
-    group_.reset();
+    listener_ = -1;
+    GracefulDrainFixture::CloseAll();
   }
 
-  testing::ManualTicker ticker_;  // outlives the group
-  std::unique_ptr<OioEventLoopGroup> group_;
-  std::shared_ptr<OioSocketChannel> channel_;
-  EventLoop* loop_ = nullptr;
   int listener_ = -1;
-  int peer_ = -1;
-  int fds_before_ = -1;
 };
 
 TEST_F(OioGracefulDrainTest, QueuedWritesReachAPeerThatReadsLateThenEofApi3699) {
@@ -109,13 +90,10 @@ TEST_F(OioGracefulDrainTest, QueuedWritesReachAPeerThatReadsLateThenEofApi3699) 
   const char late[] = "sent while the client drains";
   ASSERT_EQ(send(peer_, late, sizeof(late), MSG_NOSIGNAL), static_cast<ssize_t>(sizeof(late)));
   // The peer has read nothing: the drain cannot have finished.
-  EXPECT_FALSE(terminated.AwaitFor(absl::Milliseconds(100)));
-  EXPECT_TRUE(channel_->IsOpen());
-  EXPECT_FALSE(writes.back().IsDone());
+  testing::ExpectDrainHeldUp(terminated, *channel_, writes.back());
 
-  testing::ExpectStreamThenEof(peer_, kTotal);
-  ASSERT_NO_FATAL_FAILURE(testing::ExpectWritesSucceed(writes, kWait));
-  ASSERT_TRUE(terminated.AwaitFor(kWait));
+  ASSERT_NO_FATAL_FAILURE(
+      testing::ReadStreamThenAwaitDrain(peer_, kTotal, writes, terminated, kWait));
   EXPECT_TRUE(loop_->IsTerminated());
   EXPECT_FALSE(channel_->IsOpen());
 }
@@ -124,28 +102,13 @@ TEST_F(OioGracefulDrainTest, TimeoutForceClosesAPeerThatNeverReadsApi3699) {
   ASSERT_NO_FATAL_FAILURE(Start(&ticker_));
   std::vector<ChannelFuture> writes = QueueWrites();
   Future<void> terminated = group_->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(10));
-  EXPECT_FALSE(terminated.AwaitFor(absl::Milliseconds(100)));
-  EXPECT_TRUE(channel_->IsOpen());
-  ticker_.Advance(absl::Seconds(9));
-  EXPECT_FALSE(terminated.AwaitFor(absl::Milliseconds(100)));
-  EXPECT_TRUE(channel_->IsOpen());
-  EXPECT_FALSE(writes.back().IsDone());
-
-  ticker_.Advance(absl::Seconds(2));
-  ASSERT_TRUE(terminated.AwaitFor(kWait));
+  ASSERT_NO_FATAL_FAILURE(testing::AdvancePastDrainTimeout(ticker_, absl::Seconds(10), terminated,
+                                                           *channel_, writes.back(), kWait));
   EXPECT_TRUE(loop_->IsTerminated());
   EXPECT_FALSE(channel_->IsOpen());
-  ASSERT_TRUE(writes.back().IsDone());
-  EXPECT_EQ(writes.back().Cause().code(), absl::StatusCode::kFailedPrecondition)
-      << writes.back().Cause();
+  ASSERT_NO_FATAL_FAILURE(testing::ExpectForceClosedWriteFailed(writes.back()));
 
-  close(peer_);
-  peer_ = -1;
-  close(listener_);
-  listener_ = -1;
-  channel_.reset();
-  group_.reset();
-  EXPECT_EQ(testing::OpenFdCount(), fds_before_);
+  CloseAllAndExpectNoFdLeft();
 }
 
 TEST_F(OioGracefulDrainTest, IdleChannelClosesAtOnce) {
@@ -154,8 +117,7 @@ TEST_F(OioGracefulDrainTest, IdleChannelClosesAtOnce) {
   Future<void> terminated = group_->ShutdownGracefully(absl::ZeroDuration(), absl::Hours(1));
   ASSERT_TRUE(terminated.AwaitFor(kWait));
   EXPECT_FALSE(channel_->IsOpen());
-  char c;
-  EXPECT_EQ(recv(peer_, &c, 1, 0), 0);
+  testing::ExpectPeerSeesEof(peer_);
 }
 
 }  // namespace

@@ -160,27 +160,12 @@ TEST(OioTransportTest, OioClientsEchoThroughBootstrap) {
   auto clients = OioEventLoopGroup::Create();
   ASSERT_TRUE(clients.ok());
 
-  // Collects bytes until `want` arrived.
-  class Collector : public ChannelInboundHandler {
-   public:
-    Collector(size_t want, Promise<std::string> done) : want_(want), done_(done) {}
-    void ChannelRead(ChannelHandlerContext&, Message msg) override {
-      if (ByteBuf* b = msg.Get<ByteBuf>()) got_ += b->ToString();
-      if (got_.size() >= want_) done_.TrySuccess(got_);
-    }
-
-   private:
-    size_t want_;
-    Promise<std::string> done_;
-    std::string got_;
-  };
-
   std::string text = "hello over a thread per channel";
   Promise<std::string> reply;
   Bootstrap client;
   client.Group(clients->get())
       .Channel<OioSocketChannel>()
-      .Handler(std::make_shared<Collector>(text.size(), reply));
+      .Handler(std::make_shared<testing::CollectingHandler>(text.size(), reply));
   absl::StatusOr<std::shared_ptr<Channel>> ch =
       client.Connect(SocketAddress::Loopback(server->port)).Sync();
   ASSERT_TRUE(ch.ok()) << ch.status();
