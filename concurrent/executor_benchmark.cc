@@ -15,6 +15,7 @@
 #include "gyre/benchmarks/alloc/alloc_counter.h"
 #include "gyre/concurrent/default_event_executor.h"
 #include "gyre/concurrent/promise.h"
+#include "gyre/testing/executor_test_util.h"
 
 namespace gyre {
 namespace {
@@ -64,23 +65,10 @@ BENCHMARK(BM_W2_TwoProducers)->Arg(bench::SizeArg(1'000'000))->Unit(benchmark::k
 void BM_W3_PingPong(benchmark::State& state) {
   const int hops = static_cast<int>(state.range(0));
   DefaultEventExecutor a, b;
-  struct Hop {
-    DefaultEventExecutor* self;
-    DefaultEventExecutor* other;
-    int left;
-    Promise<void> done;
-    void operator()() {
-      if (left == 0) {
-        done.TrySuccess();
-        return;
-      }
-      other->Execute(Hop{other, self, left - 1, done}).IgnoreError();
-    }
-  };
   bench::AllocationCounter allocs;
   for (auto _ : state) {
     Promise<void> done;
-    a.Execute(Hop{&a, &b, hops, done}).IgnoreError();
+    test::StartPingPong(a, b, hops, done).IgnoreError();
     done.Await().IgnoreError();
   }
   state.SetItemsProcessed(state.iterations() * hops);

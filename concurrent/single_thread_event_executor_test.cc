@@ -715,20 +715,7 @@ TEST(WakeupTest, PingPongNeverLosesAWakeup) {
   const int hops = static_cast<int>(testing::Iterations(2000));
 #endif
   Promise<void> done;
-  struct Hop {
-    DefaultEventExecutor* self;
-    DefaultEventExecutor* other;
-    int left;
-    Promise<void> done;
-    void operator()() {
-      if (left == 0) {
-        done.TrySuccess();
-        return;
-      }
-      other->Execute(Hop{other, self, left - 1, done}).IgnoreError();
-    }
-  };
-  ASSERT_TRUE(a.Execute(Hop{&a, &b, hops, done}).ok());
+  ASSERT_TRUE(test::StartPingPong(a, b, hops, done).ok());
   ASSERT_TRUE(done.AwaitFor(testing::Scaled(absl::Seconds(60))));
 }
 

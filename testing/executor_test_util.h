@@ -1,5 +1,5 @@
 // Helpers shared by the executor tests: a thread factory that counts and can fail,
-// and std-only handshakes (gyre's tests avoid absl::Notification under TSan).
+// a ping-pong between two executors, and std-only handshakes (gyre's tests avoid absl::Notification under TSan).
 //
 // Thread safety: every helper is thread-safe.
 #ifndef GYRE_TESTING_EXECUTOR_TEST_UTIL_H_
@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "gyre/concurrent/event_executor.h"
 #include "gyre/concurrent/future.h"
+#include "gyre/concurrent/promise.h"
 #include "gyre/concurrent/thread_factory.h"
 
 namespace gyre {
@@ -175,6 +176,27 @@ class CountingThreadFactory : public ThreadFactory {
  private:
   DefaultThreadFactory inner_;
 };
+
+// Starts a task on `a` that posts itself to `b`, which posts it back, `hops` times in
+// all, then completes `done`. Returns the first post's status; a later refused post
+// ends the bounce, and `done` then never completes. The ping-pong of the executor tests
+// and of benchmark W3.
+inline absl::Status StartPingPong(EventExecutor& a, EventExecutor& b, int hops, Promise<void> done) {
+  struct Hop {
+    EventExecutor* self;
+    EventExecutor* other;
+    int left;
+    Promise<void> done;
+    void operator()() {
+      if (left == 0) {
+        done.TrySuccess();
+        return;
+      }
+      other->Execute(Hop{other, self, left - 1, done}).IgnoreError();
+    }
+  };
+  return a.Execute(Hop{&a, &b, hops, std::move(done)});
+}
 
 }  // namespace test
 }  // namespace gyre
