@@ -33,7 +33,8 @@ EventExecutor* ChannelHandlerContext::executor() const {
 
 ChannelPromise ChannelHandlerContext::NewPromise() const { return channel().NewPromise(); }
 
-// Inline: every hop asks it once or twice.
+// Inline: every hop asks it once or twice. It spells out executor()'s body: GCC keeps
+// executor() an out-of-line call here (about 70 instructions per echoed message).
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ChannelHandlerContext::RunsOnThisThread() const {
   EventExecutor* e = executor_ != nullptr ? executor_ : pipeline_->channel().event_loop();
   // Before registration there is no loop: events run on the calling thread.

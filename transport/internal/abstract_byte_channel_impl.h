@@ -46,11 +46,10 @@ void AbstractByteChannel<Base, Derived>::ByteUnsafe::Write(Message msg, ChannelP
     ch->WriteOnLoop(std::move(msg), std::move(promise));
     return;
   }
-  auto shared = std::make_shared<Message>(std::move(msg));
   ch->RunOnLoop(
-      [ch, shared, promise]() mutable {
+      [ch, m = std::move(msg), promise]() mutable {
         ch->loop_affinity_.AssertOnLoop();
-        ch->WriteOnLoop(std::move(*shared), std::move(promise));
+        ch->WriteOnLoop(std::move(m), std::move(promise));
       },
       &promise);
 }
