@@ -57,57 +57,40 @@ BENCHMARK(BM_AllocWrite64Release_PooledThreads)->Threads(2);
 
 constexpr int kInts = 1024;
 
-void BM_WriteU32(benchmark::State& state) {
-  absl::StatusOr<ByteBuf> buf = PooledByteBufAllocator::Default()->Buffer(kInts * 4);
+// kInts writes of a T with `kWrite` into a cleared buffer per iteration.
+template <typename T, absl::Status (ByteBuf::*kWrite)(T)>
+void BM_WriteInts(benchmark::State& state) {
+  absl::StatusOr<ByteBuf> buf = PooledByteBufAllocator::Default()->Buffer(kInts * sizeof(T));
   for (auto _ : state) {
     buf->Clear();
     for (int i = 0; i < kInts; ++i) {
-      benchmark::DoNotOptimize(buf->WriteU32(static_cast<uint32_t>(i)));
+      benchmark::DoNotOptimize(((*buf).*kWrite)(static_cast<T>(i)));
     }
   }
   state.SetItemsProcessed(state.iterations() * kInts);
-  state.SetBytesProcessed(state.iterations() * kInts * 4);
+  state.SetBytesProcessed(state.iterations() * kInts * sizeof(T));
 }
-BENCHMARK(BM_WriteU32);
+BENCHMARK(BM_WriteInts<uint32_t, &ByteBuf::WriteU32>)->Name("BM_WriteU32");
+BENCHMARK(BM_WriteInts<uint64_t, &ByteBuf::WriteU64LE>)->Name("BM_WriteU64LE");
 
-void BM_ReadU32(benchmark::State& state) {
-  absl::StatusOr<ByteBuf> buf = PooledByteBufAllocator::Default()->Buffer(kInts * 4);
-  for (int i = 0; i < kInts; ++i) (void)buf->WriteU32(static_cast<uint32_t>(i));
+// kInts reads of a T with `kRead` from the start of a buffer filled by `kWrite`.
+template <typename T, absl::StatusOr<T> (ByteBuf::*kRead)(), absl::Status (ByteBuf::*kWrite)(T)>
+void BM_ReadInts(benchmark::State& state) {
+  absl::StatusOr<ByteBuf> buf = PooledByteBufAllocator::Default()->Buffer(kInts * sizeof(T));
+  for (int i = 0; i < kInts; ++i) (void)((*buf).*kWrite)(static_cast<T>(i));
   for (auto _ : state) {
     (void)buf->SetReaderIndex(0);
-    uint32_t sum = 0;
-    for (int i = 0; i < kInts; ++i) sum += *buf->ReadU32();
+    uint64_t sum = 0;
+    for (int i = 0; i < kInts; ++i) sum += *((*buf).*kRead)();
     benchmark::DoNotOptimize(sum);
   }
   state.SetItemsProcessed(state.iterations() * kInts);
-  state.SetBytesProcessed(state.iterations() * kInts * 4);
+  state.SetBytesProcessed(state.iterations() * kInts * sizeof(T));
 }
-BENCHMARK(BM_ReadU32);
+BENCHMARK(BM_ReadInts<uint32_t, &ByteBuf::ReadU32, &ByteBuf::WriteU32>)->Name("BM_ReadU32");
+BENCHMARK(BM_ReadInts<uint8_t, &ByteBuf::ReadU8, &ByteBuf::WriteU8>)->Name("BM_ReadU8");
 
-void BM_WriteU64LE(benchmark::State& state) {
-  absl::StatusOr<ByteBuf> buf = PooledByteBufAllocator::Default()->Buffer(kInts * 8);
-  for (auto _ : state) {
-    buf->Clear();
-    for (int i = 0; i < kInts; ++i) {
-      benchmark::DoNotOptimize(buf->WriteU64LE(static_cast<uint64_t>(i)));
-    }
-  }
-  state.SetItemsProcessed(state.iterations() * kInts);
-}
-BENCHMARK(BM_WriteU64LE);
 
-void BM_ReadU8(benchmark::State& state) {
-  absl::StatusOr<ByteBuf> buf = PooledByteBufAllocator::Default()->Buffer(kInts);
-  (void)buf->WriteZero(kInts);
-  for (auto _ : state) {
-    (void)buf->SetReaderIndex(0);
-    uint32_t sum = 0;
-    for (int i = 0; i < kInts; ++i) sum += *buf->ReadU8();
-    benchmark::DoNotOptimize(sum);
-  }
-  state.SetItemsProcessed(state.iterations() * kInts);
-}
-BENCHMARK(BM_ReadU8);
 
 // Baseline: raw big-endian stores into a plain array.
 void BM_RawArrayWriteU32(benchmark::State& state) {
