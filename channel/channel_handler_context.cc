@@ -122,11 +122,12 @@ void ChannelHandlerContext::FromHereOutbound(F step, ChannelPromise promise, Arg
 }
 
 template <ChannelHandlerContext* (ChannelHandlerContext::*kNext)() const,
-          void (ChannelHandlerContext::*kHere)(), void (ChannelHandlerContext::*kInvoke)()>
+          void (ChannelHandler::*kMethod)(ChannelHandlerContext&),
+          void (ChannelHandlerContext::*kInvoke)()>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::Forward(const char* what) {
   if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
     ChannelHandlerContext* next = (this->*kNext)();
-    if (ABSL_PREDICT_TRUE(next->executor_ == executor_)) return (next->*kHere)();
+    if (ABSL_PREDICT_TRUE(next->executor_ == executor_)) return next->CallInbound(kMethod);
     return (next->*kInvoke)();
   }
   FromHere(what, [this] { ((this->*kNext)()->*kInvoke)(); });
@@ -231,11 +232,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::ChannelReadHere(
   CallInbound(&ChannelHandler::ChannelRead, std::move(msg));
 }
 void ChannelHandlerContext::InvokeChannelReadComplete() {
-  if (RunsOnThisThread()) return ChannelReadCompleteHere();
+  if (RunsOnThisThread()) return CallInbound(&ChannelHandler::ChannelReadComplete);
   InvokeInbound("ChannelReadComplete", &ChannelHandler::ChannelReadComplete);
-}
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::ChannelReadCompleteHere() {
-  CallInbound(&ChannelHandler::ChannelReadComplete);
 }
 void ChannelHandlerContext::InvokeUserEventTriggered(Message event) {
   InvokeInbound("UserEventTriggered", &ChannelHandler::UserEventTriggered, std::move(event));
@@ -298,11 +296,8 @@ void ChannelHandlerContext::InvokeDeregister(ChannelPromise promise) {
   InvokeOutbound(&ChannelHandler::Deregister, std::move(promise));
 }
 void ChannelHandlerContext::InvokeRead() {
-  if (RunsOnThisThread()) return ReadHere();
+  if (RunsOnThisThread()) return CallInbound(&ChannelHandler::Read);
   InvokeInbound("Read", &ChannelHandler::Read);
-}
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::ReadHere() {
-  CallInbound(&ChannelHandler::Read);
 }
 void ChannelHandlerContext::InvokeWrite(Message msg, ChannelPromise promise) {
   if (RunsOnThisThread()) return WriteHere(std::move(msg), std::move(promise));
@@ -316,11 +311,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::WriteHere(Messag
   CallOutbound(&ChannelHandler::Write, promise, std::move(msg));
 }
 void ChannelHandlerContext::InvokeFlush() {
-  if (RunsOnThisThread()) return FlushHere();
+  if (RunsOnThisThread()) return CallInbound(&ChannelHandler::Flush);
   InvokeInbound("Flush", &ChannelHandler::Flush);
-}
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::FlushHere() {
-  CallInbound(&ChannelHandler::Flush);
 }
 
 // ---------------------------------------------------------------------------------
@@ -352,7 +344,7 @@ void ChannelHandlerContext::FireChannelRead(Message msg) {
       [this](Message m) { NextInbound()->InvokeChannelRead(std::move(m)); }, std::move(msg));
 }
 void ChannelHandlerContext::FireChannelReadComplete() {
-  Forward<&ChannelHandlerContext::NextInbound, &ChannelHandlerContext::ChannelReadCompleteHere,
+  Forward<&ChannelHandlerContext::NextInbound, &ChannelHandler::ChannelReadComplete,
           &ChannelHandlerContext::InvokeChannelReadComplete>("ChannelReadComplete");
 }
 void ChannelHandlerContext::FireUserEventTriggered(Message event) {
@@ -435,7 +427,7 @@ void ChannelHandlerContext::Deregister(ChannelPromise promise) {
                    std::move(promise));
 }
 void ChannelHandlerContext::Read() {
-  Forward<&ChannelHandlerContext::PrevOutbound, &ChannelHandlerContext::ReadHere,
+  Forward<&ChannelHandlerContext::PrevOutbound, &ChannelHandler::Read,
           &ChannelHandlerContext::InvokeRead>("Read");
 }
 void ChannelHandlerContext::Write(Message msg, ChannelPromise promise) {
@@ -451,7 +443,7 @@ void ChannelHandlerContext::Write(Message msg, ChannelPromise promise) {
       std::move(promise), std::move(msg));
 }
 void ChannelHandlerContext::Flush() {
-  Forward<&ChannelHandlerContext::PrevOutbound, &ChannelHandlerContext::FlushHere,
+  Forward<&ChannelHandlerContext::PrevOutbound, &ChannelHandler::Flush,
           &ChannelHandlerContext::InvokeFlush>("Flush");
 }
 void ChannelHandlerContext::WriteAndFlush(Message msg, ChannelPromise promise) {

@@ -129,10 +129,7 @@ class ChannelHandlerContext {
   // The hot paths, once on this context's executor (defined inline in the .cc, where
   // every caller is).
   inline void ChannelReadHere(Message msg);
-  inline void ChannelReadCompleteHere();
-  inline void ReadHere();
   inline void WriteHere(Message msg, ChannelPromise promise);
-  inline void FlushHere();
   // HandlerAdded (once, unless removed first) / HandlerRemoved (only after an add).
   void InvokeHandlerAdded();
   void InvokeHandlerRemoved();
@@ -172,10 +169,11 @@ class ChannelHandlerContext {
   void FromHereOutbound(F step, ChannelPromise promise, Args... args);
   // The hot path of an event or operation with no arguments (ReadComplete, Read,
   // Flush): on this context's thread, straight to the context `kNext` names, into its
-  // handler (`kHere`) when that runs on the same executor, else through `kInvoke`; from
-  // another thread, FromHere (`what` names it).
+  // handler's `kMethod` when that runs on the same executor, else through `kInvoke`;
+  // from another thread, FromHere (`what` names it).
   template <ChannelHandlerContext* (ChannelHandlerContext::*kNext)() const,
-            void (ChannelHandlerContext::*kHere)(), void (ChannelHandlerContext::*kInvoke)()>
+            void (ChannelHandler::*kMethod)(ChannelHandlerContext&),
+            void (ChannelHandlerContext::*kInvoke)()>
   void Forward(const char* what);
 
   // Reports an exception thrown by this handler's inbound method.
