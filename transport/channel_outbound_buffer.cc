@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "gyre/channel/pooled_byte_buf_allocator.h"
+#include "gyre/transport/internal/io_syscalls.h"
 #include "gyre/transport/internal/socket_util.h"
 
 namespace gyre {
@@ -55,7 +56,7 @@ absl::Status ChannelOutboundBuffer::WriteTo(int fd) {
       msghdr msg{};
       msg.msg_iov = iov;
       msg.msg_iovlen = static_cast<size_t>(count);
-      n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+      n = internal_transport::SendMsg(fd, &msg, MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) break;  // wait for room

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "gyre/transport/abstract_byte_channel.h"
+#include "gyre/transport/internal/io_syscalls.h"
 #include "gyre/transport/internal/socket_util.h"
 
 namespace gyre {
@@ -154,7 +155,7 @@ void AbstractByteChannel<Base, Derived>::DiscardInbound() {
   constexpr int kDiscardReadsPerEvent = 16;
   char scratch[16 * 1024];
   for (int i = 0; i < kDiscardReadsPerEvent; ++i) {
-    ssize_t n = ::recv(this->fd(), scratch, sizeof(scratch), MSG_DONTWAIT);
+    ssize_t n = internal_transport::Recv(this->fd(), scratch, sizeof(scratch), MSG_DONTWAIT);
     if (n > 0) continue;
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gyre/concurrent/internal/log.h"
+#include "gyre/transport/internal/io_syscalls.h"
 
 namespace gyre {
 namespace {
@@ -78,7 +79,7 @@ absl::Status NioEventLoop::SetIoRatio(int ratio) {
 void NioEventLoop::OnWakeupRequested() {
   uint64_t one = 1;
   // EAGAIN (counter saturated) still leaves the fd readable: the loop wakes either way.
-  ssize_t n = write(event_fd_, &one, sizeof(one));
+  ssize_t n = internal_transport::WriteFd(event_fd_, &one, sizeof(one));
   (void)n;
   wakeup_writes_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -97,7 +98,7 @@ void NioEventLoop::Run() {
       if (!announced) timeout = 0;
     }
     select_count_.fetch_add(1, std::memory_order_relaxed);
-    int n = epoll_wait(epoll_fd_, ready_.data(), static_cast<int>(ready_.size()),
+    int n = internal_transport::EpollWait(epoll_fd_, ready_.data(), static_cast<int>(ready_.size()),
                        TimeoutMillis(timeout));
     if (announced) EndBlockingWait();
     if (n < 0) {
@@ -134,7 +135,7 @@ void NioEventLoop::ProcessReady(int n) {
     if (h == nullptr) {
       // A (non-semaphore) eventfd read returns and resets the whole count: one syscall.
       uint64_t count;
-      if (read(event_fd_, &count, sizeof(count)) < 0 && errno != EAGAIN) {
+      if (internal_transport::ReadFd(event_fd_, &count, sizeof(count)) < 0 && errno != EAGAIN) {
         GYRE_LOG(WARNING) << "eventfd read: " << std::strerror(errno);
       }
       continue;

@@ -12,6 +12,7 @@
 #include "gyre/channel/channel_events.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/transport/internal/abstract_byte_channel_impl.h"
+#include "gyre/transport/internal/io_syscalls.h"
 #include "gyre/transport/internal/socket_util.h"
 
 namespace gyre {
@@ -86,7 +87,7 @@ void NioSocketChannel::ReadReady() {
   if (input_shutdown_.load(std::memory_order_relaxed)) {
     // Only an error or a hang-up gets here once the input is shut down.
     char probe;
-    ssize_t n = ::recv(fd(), &probe, 1, MSG_PEEK);
+    ssize_t n = internal_transport::Recv(fd(), &probe, 1, MSG_PEEK);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
     CloseWithCause(n < 0 ? internal_transport::ErrnoStatus(errno, "recv") : absl::OkStatus());
     return;
@@ -105,7 +106,7 @@ void NioSocketChannel::ReadReady() {
     const size_t want = std::min(room.size(), attempt);
     ssize_t n;
     do {
-      n = ::recv(fd(), room.data(), want, 0);
+      n = internal_transport::Recv(fd(), room.data(), want, 0);
     } while (n < 0 && errno == EINTR);
     recv_handle_.LastBytesRead(n, want);
     if (n > 0) {

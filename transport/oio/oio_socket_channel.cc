@@ -13,6 +13,7 @@
 #include "gyre/channel/byte_buf_allocator.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/transport/internal/abstract_byte_channel_impl.h"
+#include "gyre/transport/internal/io_syscalls.h"
 #include "gyre/transport/internal/socket_util.h"
 
 namespace gyre {
@@ -78,7 +79,7 @@ void OioSocketChannel::ReadReady() {
   bool eof = false;
   absl::Status error;
   for (int i = 0; i < max_reads && IsOpen(); ++i) {
-    ssize_t n = ::recv(fd(), read_buf_.data(), read_buf_.size(), 0);
+    ssize_t n = internal_transport::Recv(fd(), read_buf_.data(), read_buf_.size(), 0);
     if (n > 0) {
       absl::StatusOr<ByteBuf> buf = PooledByteBufAllocator::Default()->CopiedBuffer(
           absl::string_view(read_buf_.data(), static_cast<size_t>(n)));

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gyre/concurrent/internal/log.h"
+#include "gyre/transport/internal/io_syscalls.h"
 #include "gyre/transport/oio/abstract_oio_channel.h"
 #include "gyre/transport/oio/oio_event_loop_group.h"
 
@@ -52,7 +53,7 @@ ThreadPerChannelEventLoop::~ThreadPerChannelEventLoop() {
 void ThreadPerChannelEventLoop::OnWakeupRequested() {
   uint64_t one = 1;
   // EAGAIN (counter saturated) still leaves the fd readable: the loop wakes either way.
-  ssize_t n = write(event_fd_, &one, sizeof(one));
+  ssize_t n = internal_transport::WriteFd(event_fd_, &one, sizeof(one));
   (void)n;
 }
 
@@ -153,7 +154,7 @@ void ThreadPerChannelEventLoop::Run() {
       if (fds[0].revents != 0) {
         // A (non-semaphore) eventfd read returns and resets the whole count.
         uint64_t value;
-        if (read(event_fd_, &value, sizeof(value)) < 0 && errno != EAGAIN) {
+        if (internal_transport::ReadFd(event_fd_, &value, sizeof(value)) < 0 && errno != EAGAIN) {
           GYRE_LOG(WARNING) << "eventfd read: " << std::strerror(errno);
         }
       }
