@@ -73,15 +73,10 @@ absl::Status ByteBuf::SetReaderIndex(size_t index) {
   return absl::OkStatus();
 }
 
-absl::Status ByteBuf::SetWriterIndex(size_t index) {
+absl::Status ByteBuf::WriterIndexError(size_t index) const {
   if (v_ == nullptr) return EmptyHandle();
-  if (index < v_->reader || index > Capacity()) {
-    return absl::OutOfRangeError(absl::StrCat("ByteBuf: writer index ", index,
-                                              " outside [", v_->reader, ", ",
-                                              Capacity(), "]"));
-  }
-  v_->writer = index;
-  return absl::OkStatus();
+  return absl::OutOfRangeError(absl::StrCat("ByteBuf: writer index ", index, " outside [",
+                                            v_->reader, ", ", Capacity(), "]"));
 }
 
 absl::Status ByteBuf::SetIndex(size_t reader, size_t writer) {

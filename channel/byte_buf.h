@@ -30,6 +30,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
+#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -129,7 +130,14 @@ class ByteBuf {
   // Sets the reader index; OutOfRange unless index <= writer_index().
   absl::Status SetReaderIndex(size_t index);
   // Sets the writer index; OutOfRange unless reader_index() <= index <= capacity().
-  absl::Status SetWriterIndex(size_t index);
+  // Inline: a transport's read commits what recv wrote with it.
+  absl::Status SetWriterIndex(size_t index) {
+    if (ABSL_PREDICT_FALSE(v_ == nullptr || index < v_->reader || index > Capacity())) {
+      return WriterIndexError(index);
+    }
+    v_->writer = index;
+    return absl::OkStatus();
+  }
   // Sets both; OutOfRange unless reader <= writer <= capacity().
   absl::Status SetIndex(size_t reader, size_t writer);
   // Sets both indices to 0 (contents untouched). No-op on an empty handle.
@@ -276,6 +284,9 @@ class ByteBuf {
  private:
   friend class ByteBufAllocator;
   explicit ByteBuf(internal::BufView* v) : v_(v) {}
+
+  // SetWriterIndex's error for `index`.
+  absl::Status WriterIndexError(size_t index) const;
 
   size_t Capacity() const {
     return v_->fixed_capacity == internal::kDynamicCapacity ? v_->root->capacity

@@ -84,11 +84,6 @@ void AbstractSocketChannel::CacheAddresses() {
   if (!remote.empty()) remote_ = remote;
 }
 
-bool AbstractSocketChannel::OnLoopOrUnregistered() const {
-  SingleThreadEventLoop* loop = registered_loop();
-  return loop == nullptr || loop->InEventLoop();
-}
-
 void AbstractSocketChannel::RunOnLoop(absl::AnyInvocable<void()> fn, ChannelPromise* promise) {
   if (OnLoopOrUnregistered()) {
     fn();

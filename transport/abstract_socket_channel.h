@@ -90,7 +90,12 @@ class AbstractSocketChannel : public Channel {
   // Runs `fn` now if on the loop (or unregistered), else queues it there with a
   // reference to this channel; `promise` (if any) fails with the rejection then.
   void RunOnLoop(absl::AnyInvocable<void()> fn, ChannelPromise* promise);
-  bool OnLoopOrUnregistered() const;
+  // True on the registered loop's thread, or when no loop is registered. Inline: every
+  // write, flush and read asks it.
+  bool OnLoopOrUnregistered() const {
+    SingleThreadEventLoop* loop = registered_loop();
+    return loop == nullptr || loop->InEventLoop();
+  }
 
   // Registration: claims `loop` on the calling thread (of racing registrations exactly
   // one wins; later operations queue behind it, in order), then completes on the loop:
