@@ -1,5 +1,6 @@
 // Helpers shared by the executor tests: a thread factory that counts and can fail,
-// a ping-pong between two executors, and std-only handshakes (gyre's tests avoid absl::Notification under TSan).
+// a ping-pong between two executors, and std-only handshakes (gyre's tests avoid
+// absl::Notification under TSan).
 //
 // Thread safety: every helper is thread-safe.
 #ifndef GYRE_TESTING_EXECUTOR_TEST_UTIL_H_
@@ -181,7 +182,8 @@ class CountingThreadFactory : public ThreadFactory {
 // all, then completes `done`. Returns the first post's status; a later refused post
 // ends the bounce, and `done` then never completes. The ping-pong of the executor tests
 // and of benchmark W3.
-inline absl::Status StartPingPong(EventExecutor& a, EventExecutor& b, int hops, Promise<void> done) {
+inline absl::Status StartPingPong(EventExecutor& a, EventExecutor& b, int hops,
+                                  Promise<void> done) {
   struct Hop {
     EventExecutor* self;
     EventExecutor* other;

@@ -3,7 +3,7 @@
 //
 //   GYRE_RETURN_IF_ERROR(Validate(options));
 //   GYRE_ASSIGN_OR_RETURN(auto group, DefaultEventExecutorGroup::Create(4));
-//   absl::Status thrown = internal::CatchAsStatus("a task", task);
+//   absl::Status thrown = internal::CatchAsStatus("Cleanup()", [this] { Cleanup(); });
 //
 // Thread safety: macros and a stateless function.
 #ifndef GYRE_CONCURRENT_INTERNAL_STATUS_MACROS_H_
@@ -22,7 +22,8 @@ namespace internal {
 
 // Runs `f()`. Returns OkStatus, or, when it throws, an InternalError naming `what`:
 // "<what> threw: <what()>" or "<what> threw a non-std exception". For user code that
-// gyre runs where nothing may escape (tasks, hooks, initializers, a loop's Run()).
+// gyre runs where nothing may escape, off the per-task path (a loop's Run() and
+// Cleanup(), channel initializers).
 template <typename F>
 absl::Status CatchAsStatus(absl::string_view what, F&& f) {
   try {
