@@ -374,6 +374,17 @@ int32_t ByteBuf::RefCount() const {
 void ByteBuf::Drop() {
   internal::BufView* view = v_;
   internal::BufRoot* root = view->root;
+  // The common end of a buffer: this handle owns the only reference and its view is the
+  // only one. No other handle exists to change either count, so no read-modify-write is
+  // needed, and memory and root go back in one call. Acquire: pairs with the decrements
+  // of views and references dropped earlier on other threads, as the slow path's acq_rel
+  // does. (With owns_ref set, one reference is this handle's; a count of 1 leaves no other.)
+  if (view->owns_ref && root->views.load(std::memory_order_acquire) == 1 &&
+      root->refcnt.load(std::memory_order_acquire) == 1) {
+    if (!view->embedded) delete view;
+    root->alloc->ReleaseWhole(root);
+    return;
+  }
   if (view->owns_ref) {
     // Silent when another handle already released this reference.
     int32_t old = root->refcnt.load(std::memory_order_relaxed);

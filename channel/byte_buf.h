@@ -87,6 +87,10 @@ class ByteBufAllocator;
 // Every buffer's allocator must outlive it.
 class ByteBuf {
  public:
+  // A handle is one pointer that its move leaves null: moving it and destroying the
+  // source is the same as copying its bytes (Message relies on this).
+  using IsTriviallyRelocatable = std::true_type;
+
   // An empty handle: every access returns FailedPrecondition.
   ByteBuf() = default;
   ByteBuf(ByteBuf&& other) noexcept : v_(std::exchange(other.v_, nullptr)) {}

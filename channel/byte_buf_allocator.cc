@@ -38,16 +38,19 @@ absl::StatusOr<ByteBuf> ByteBufAllocator::Buffer(size_t initial_capacity,
                                                    initial_capacity, " > max capacity ",
                                                    max_capacity));
   }
-  internal::BufRoot* root = NewRoot();
+  internal::BufRoot* root = TakeWhole(initial_capacity);
   if (root == nullptr) {
-    failures_.fetch_add(1, std::memory_order_relaxed);
-    return absl::ResourceExhaustedError("ByteBufAllocator: no memory for metadata");
-  }
-  absl::Status s = AllocateMemory(root, initial_capacity);
-  if (!s.ok()) {
-    failures_.fetch_add(1, std::memory_order_relaxed);
-    DeleteRoot(root);
-    return s;
+    root = NewRoot();
+    if (root == nullptr) {
+      failures_.fetch_add(1, std::memory_order_relaxed);
+      return absl::ResourceExhaustedError("ByteBufAllocator: no memory for metadata");
+    }
+    absl::Status s = AllocateMemory(root, initial_capacity);
+    if (!s.ok()) {
+      failures_.fetch_add(1, std::memory_order_relaxed);
+      DeleteRoot(root);
+      return s;
+    }
   }
   root->view = internal::BufView{};
   root->view.root = root;
@@ -117,6 +120,13 @@ void ByteBufAllocator::UntrackLive(internal::BufRoot* root) {
 void ByteBufAllocator::ReleaseMemory(internal::BufRoot* root) {
   UntrackLive(root);
   FreeMemory(root);
+}
+
+void ByteBufAllocator::ReleaseWhole(internal::BufRoot* root) {
+  UntrackLive(root);
+  if (RecycleWhole(root)) return;
+  FreeMemory(root);
+  DeleteRoot(root);
 }
 
 void ByteBufAllocator::LastViewGone(internal::BufRoot* root) {

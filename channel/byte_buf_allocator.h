@@ -100,6 +100,20 @@ class ByteBufAllocator {
   // A zeroed-out BufRoot, or null without memory; DeleteRoot takes it back.
   virtual internal::BufRoot* NewRoot() = 0;
   virtual void DeleteRoot(internal::BufRoot* root) = 0;
+  // The whole-buffer fast path, both optional. RecycleWhole takes a root whose last
+  // reference and last view went in one release, its memory still attached, and returns
+  // false if it keeps nothing (the root's memory and metadata are then given back through
+  // FreeMemory and DeleteRoot). TakeWhole returns such a root whose memory holds at least
+  // `capacity` bytes (memory, alloc_size and size_class as AllocateMemory set them), or
+  // null. One call each instead of FreeMemory + DeleteRoot and NewRoot + AllocateMemory.
+  virtual bool RecycleWhole(internal::BufRoot* root) {
+    (void)root;
+    return false;
+  }
+  virtual internal::BufRoot* TakeWhole(size_t capacity) {
+    (void)capacity;
+    return nullptr;
+  }
 
   // Logs live buffers: call first thing in a subclass's destructor (Stats() is virtual).
   void ReportLeaksAtDestruction() const;
@@ -112,6 +126,9 @@ class ByteBufAllocator {
 
   // Called by ByteBuf when the reference count reached zero.
   void ReleaseMemory(internal::BufRoot* root);
+  // Called by ByteBuf when its handle held the only reference and the only view: the
+  // memory and the root go together.
+  void ReleaseWhole(internal::BufRoot* root);
   // Called by ByteBuf when the last view of `root` is gone.
   void LastViewGone(internal::BufRoot* root);
   // Grows `root` to `new_capacity` (ByteBuf::EnsureWritable's slow path).

@@ -55,6 +55,54 @@ TEST(PooledByteBufAllocatorTest, ReleaseReturnsMemoryToThePool) {
   EXPECT_EQ(s.used_memory, 0);
 }
 
+// A buffer whose one handle held its only reference goes back with its block attached,
+// and the next Buffer() of that class on this thread takes both in one step.
+TEST(PooledByteBufAllocatorTest, ABufferDroppedWholeComesBackWithItsBlock) {
+  auto pool = MakePool();
+  absl::StatusOr<ByteBuf> buf = pool->Buffer(64);
+  ASSERT_TRUE(buf.ok());
+  ASSERT_TRUE(buf->WriteU32(7).ok());
+  const uint8_t* block = buf->WritableSpan().data() - 4;
+  *buf = ByteBuf();
+  ByteBufAllocatorStats s = pool->Stats();
+  EXPECT_EQ(s.live_buffers, 0);
+  EXPECT_EQ(s.used_memory, 0);
+  EXPECT_EQ(s.pooled_memory, 64);
+
+  absl::StatusOr<ByteBuf> big = pool->Buffer(1000);  // another class: not that block
+  ASSERT_TRUE(big.ok());
+  EXPECT_NE(big->WritableSpan().data(), block);
+  absl::StatusOr<ByteBuf> again = pool->Buffer(50);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->WritableSpan().data(), block);
+  EXPECT_EQ(again->capacity(), 50u);
+  EXPECT_EQ(again->writer_index(), 0u);
+  EXPECT_EQ(again->RefCount(), 1);
+  s = pool->Stats();
+  EXPECT_EQ(s.thread_cache_hits, 1);
+  EXPECT_EQ(s.system_allocations, 2);
+  EXPECT_EQ(s.live_buffers, 2);
+  EXPECT_EQ(s.used_memory, 64 + 1024);
+  EXPECT_EQ(s.pooled_memory, 0);
+
+  // With a second view alive the last release takes the general path; the memory still
+  // comes back once, when both are gone.
+  absl::StatusOr<ByteBuf> slice = again->RetainedSlice(0, 8);
+  ASSERT_TRUE(slice.ok());
+  *again = ByteBuf();
+  EXPECT_EQ(pool->Stats().live_buffers, 2);
+  *slice = ByteBuf();
+  *big = ByteBuf();
+  s = pool->Stats();
+  EXPECT_EQ(s.live_buffers, 0);
+  EXPECT_EQ(s.used_memory, 0);
+  EXPECT_EQ(s.pooled_memory, 64 + 1024);
+  pool->Trim();  // the cached roots give their blocks back too
+  s = pool->Stats();
+  EXPECT_EQ(s.pooled_memory, 0);
+  EXPECT_EQ(s.used_memory, 0);
+}
+
 TEST(PooledByteBufAllocatorTest, LargeBuffersAreDirect) {
   auto pool = MakePool({.max_pooled_size = 4096, .max_cached_size = 1024});
   absl::StatusOr<ByteBuf> buf = pool->Buffer(10000);

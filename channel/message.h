@@ -8,7 +8,11 @@
 // small struct, a std::string) live inline: moving a Message then costs a few words and
 // no allocation. Larger values are boxed on the heap once, when the Message is made (from
 // a per-thread cache of small blocks: no call to the allocator in the steady state).
-// The type test compares one pointer (no RTTI).
+// The type test compares one pointer (no RTTI). Moving a boxed value, or an inline one
+// whose type is trivially copyable or declares itself trivially relocatable (a public
+// `using IsTriviallyRelocatable = std::true_type;`, as ByteBuf does: moving it and
+// destroying the source is the same as copying its bytes), copies the inline bytes with
+// no indirect call.
 //
 // Thread safety: thread-compatible (one owner at a time, like the value it holds).
 // Ownership: owns its value; destroying the Message destroys it (for a ByteBuf handle,
@@ -17,6 +21,7 @@
 #define GYRE_CHANNEL_MESSAGE_H_
 
 #include <cstddef>
+#include <cstring>
 #include <new>
 #include <optional>
 #include <type_traits>
@@ -44,6 +49,16 @@ const char* MessageTypeName() {
 
 template <typename T>
 inline const MessageTypeTag kMessageTypeTag{MessageTypeName<T>()};
+
+// True when moving a T and destroying the source equals copying its bytes.
+template <typename T, typename = void>
+struct DeclaresTriviallyRelocatable : std::false_type {};
+template <typename T>
+struct DeclaresTriviallyRelocatable<T, std::void_t<typename T::IsTriviallyRelocatable>>
+    : T::IsTriviallyRelocatable {};
+template <typename T>
+inline constexpr bool kTriviallyRelocatable =
+    std::is_trivially_copyable_v<T> || DeclaresTriviallyRelocatable<T>::value;
 
 }  // namespace internal
 
@@ -115,7 +130,8 @@ class Message {
   struct Ops {
     const internal::MessageTypeTag* tag;
     void* (*address)(Message*);
-    void (*move)(Message* from, Message* to);  // to is empty; from becomes empty
+    // to is empty; from becomes empty. Null: the value relocates by copying the bytes.
+    void (*move)(Message* from, Message* to);
     void (*destroy)(Message*);
   };
 
@@ -132,22 +148,21 @@ class Message {
       src->~T();
     }
     static void Destroy(Message* m) { static_cast<T*>(Address(m))->~T(); }
-    static constexpr Ops kOps{&internal::kMessageTypeTag<T>, &Address, &Move, &Destroy};
+    static constexpr Ops kOps{&internal::kMessageTypeTag<T>, &Address,
+                              internal::kTriviallyRelocatable<T> ? nullptr : &Move, &Destroy};
   };
 
   template <typename T>
   struct BoxedOps {
     static T*& Box(Message* m) { return *std::launder(reinterpret_cast<T**>(m->storage_)); }
     static void* Address(Message* m) { return Box(m); }
-    static void Move(Message* from, Message* to) {
-      ::new (static_cast<void*>(to->storage_)) T*(Box(from));
-    }
     static void Destroy(Message* m) {
       T* value = Box(m);
       value->~T();
       internal::FreeSmallBlock(value, sizeof(T));
     }
-    static constexpr Ops kOps{&internal::kMessageTypeTag<T>, &Address, &Move, &Destroy};
+    // The box is a pointer: it relocates by copying the bytes.
+    static constexpr Ops kOps{&internal::kMessageTypeTag<T>, &Address, nullptr, &Destroy};
   };
 
   template <typename D, typename T>
@@ -173,7 +188,11 @@ class Message {
 
   void MoveFrom(Message& other) noexcept {
     if (other.ops_ != nullptr) {
-      other.ops_->move(&other, this);
+      if (other.ops_->move == nullptr) {
+        std::memcpy(storage_, other.storage_, kInlineSize);
+      } else {
+        other.ops_->move(&other, this);
+      }
       ops_ = std::exchange(other.ops_, nullptr);
     }
   }

@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -71,6 +72,54 @@ TEST(MessageTest, DestroysExactlyOnce) {
   r.Reset();
   EXPECT_EQ(Counted::live, 0);
   EXPECT_TRUE(r.empty());
+}
+
+// A type that declares itself trivially relocatable: a Message moves it by copying its
+// bytes, so neither its move constructor nor its destructor runs on a Message move.
+struct Relocatable {
+  using IsTriviallyRelocatable = std::true_type;
+  static inline int moves = 0;
+  static inline int destroyed = 0;
+  explicit Relocatable(int v) : value(v) {}
+  Relocatable(Relocatable&& o) noexcept : value(o.value) { ++moves; }
+  ~Relocatable() { ++destroyed; }
+  int value;
+};
+
+TEST(MessageTest, TriviallyRelocatableValuesMoveByTheirBytes) {
+  int destroyed = 0;
+  {
+    Message m = Relocatable(7);
+    const int moves = Relocatable::moves;
+    destroyed = Relocatable::destroyed;
+    Message n = std::move(m);
+    Message o;
+    o = std::move(n);
+    EXPECT_EQ(Relocatable::moves, moves);
+    EXPECT_EQ(Relocatable::destroyed, destroyed);
+    EXPECT_TRUE(m.empty());
+    EXPECT_TRUE(n.empty());
+    ASSERT_TRUE(o.Is<Relocatable>());
+    EXPECT_EQ(o.Get<Relocatable>()->value, 7);
+  }
+  EXPECT_EQ(Relocatable::destroyed, destroyed + 1) << "destroyed once, by its last holder";
+}
+
+TEST(MessageTest, SelfReferencingValuesMoveThroughTheirMoveConstructor) {
+  // A short std::string points into itself: copying its bytes would leave the copy
+  // pointing into the source. It is neither trivially copyable nor declared relocatable.
+  static_assert(!internal::kTriviallyRelocatable<std::string>);
+  Message m = std::string("short");
+  for (int i = 0; i < 4; ++i) {
+    Message n = std::move(m);
+    m = std::move(n);
+  }
+  ASSERT_TRUE(m.Is<std::string>());
+  EXPECT_EQ(*m.Get<std::string>(), "short");
+  // Its characters are still inside the string object that now holds them.
+  const char* object = reinterpret_cast<const char*>(m.Get<std::string>());
+  const char* chars = m.Get<std::string>()->data();
+  EXPECT_TRUE(chars >= object && chars < object + sizeof(std::string));
 }
 
 // Boxed values come from a per-thread block cache; a box freed on another thread than

@@ -37,10 +37,12 @@ inline void Bump(std::atomic<int64_t>& counter, int64_t delta) {
   counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
 }
 
+// The smallest class whose size is at least `capacity`: the bit width of capacity - 1,
+// less the smallest class's shift.
 int ClassOf(size_t capacity) {
-  int cls = 0;
-  while ((size_t{1} << (cls + kMinShift)) < capacity) ++cls;
-  return cls;
+  if (capacity <= (size_t{1} << kMinShift)) return 0;
+  const int width = 64 - __builtin_clzll(static_cast<unsigned long long>(capacity - 1));
+  return width - kMinShift;
 }
 
 size_t ClassSize(int cls) { return size_t{1} << (cls + kMinShift); }
@@ -171,9 +173,10 @@ namespace {
 // One thread's free lists for one arena. Touched only by its thread.
 struct ThreadCache {
   explicit ThreadCache(std::shared_ptr<PoolArena> a)
-      : arena(std::move(a)), bins(arena->cached_classes()) {
+      : arena(std::move(a)), bins(arena->cached_classes()), whole(arena->cached_classes()) {
     const size_t bound = arena->options().thread_cache_entries;
     for (auto& bin : bins) bin.reserve(bound);
+    for (auto& list : whole) list.reserve(bound);
     roots.reserve(bound);
     arena->Register(this);
   }
@@ -181,14 +184,27 @@ struct ThreadCache {
     arena->Unregister(this, counters);  // its cached bytes now count as the arena's
     for (size_t cls = 0; cls < bins.size(); ++cls) {
       for (void* block : bins[cls]) arena->PushShared(static_cast<int>(cls), block);
+      for (BufRoot* root : whole[cls]) {
+        arena->PushShared(static_cast<int>(cls), root->memory);
+        root->memory = nullptr;
+        arena->PushRoot(root);
+      }
     }
     for (BufRoot* root : roots) arena->PushRoot(root);
   }
 
+  // Whether class `cls` has room for one more free block (loose or attached to a root).
+  bool HasRoom(int cls) const {
+    return bins[cls].size() + whole[cls].size() < arena->options().thread_cache_entries;
+  }
+
   std::shared_ptr<PoolArena> arena;
   OwnerCounters counters;
-  std::vector<std::vector<void*>> bins;  // capacity reserved up front: no allocation
-  std::vector<BufRoot*> roots;
+  // Capacities reserved up front: no allocation. Per class, at most
+  // thread_cache_entries blocks between `bins` and `whole`.
+  std::vector<std::vector<void*>> bins;     // free blocks
+  std::vector<std::vector<BufRoot*>> whole;  // roots released whole, block attached
+  std::vector<BufRoot*> roots;              // free roots, no block
 };
 
 struct ThreadCaches;
@@ -398,12 +414,23 @@ static absl::Status AcquireBlock(const std::shared_ptr<internal::PoolArena>& are
     if (cache != nullptr) {
       for (size_t c = 0; c < cache->bins.size(); ++c) {
         const size_t block_size = ClassSize(static_cast<int>(c));
-        for (void* free_block : cache->bins[c]) {
+        auto give_back = [&](void* free_block) {
           std::free(free_block);
           a.Unreserve(block_size);
           internal::Bump(cache->counters.cached_bytes, -static_cast<int64_t>(block_size));
-        }
+        };
+        for (void* free_block : cache->bins[c]) give_back(free_block);
         cache->bins[c].clear();
+        for (BufRoot* root : cache->whole[c]) {
+          give_back(root->memory);
+          root->memory = nullptr;
+          if (cache->roots.size() < a.options().thread_cache_entries) {
+            cache->roots.push_back(root);  // capacity reserved: no alloc
+          } else {
+            a.PushRoot(root);
+          }
+        }
+        cache->whole[c].clear();
       }
     }
     a.TrimShared();
@@ -434,8 +461,7 @@ static void ReleaseBlock(const std::shared_ptr<internal::PoolArena>& arena,
     a.Unreserve(block.size);
     return;
   }
-  if (cache != nullptr && block.cls < a.cached_classes() &&
-      cache->bins[block.cls].size() < a.options().thread_cache_entries) {
+  if (cache != nullptr && block.cls < a.cached_classes() && cache->HasRoom(block.cls)) {
     cache->bins[block.cls].push_back(block.memory);  // capacity reserved: no alloc
     internal::Bump(cache->counters.cached_bytes, static_cast<int64_t>(block.size));
     return;
@@ -482,6 +508,33 @@ void PooledByteBufAllocator::FreeMemory(BufRoot* root) {
   } else {
     arena_->releases_.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+bool PooledByteBufAllocator::RecycleWhole(BufRoot* root) {
+  const int cls = root->size_class;
+  internal::ThreadCache* cache = internal::CacheFor(arena_);
+  if (cache == nullptr || cls < 0 || cls >= arena_->cached_classes() || !cache->HasRoom(cls)) {
+    return false;
+  }
+  cache->whole[cls].push_back(root);  // capacity reserved: no alloc
+  internal::Bump(cache->counters.releases, 1);
+  internal::Bump(cache->counters.cached_bytes, static_cast<int64_t>(root->alloc_size));
+  return true;
+}
+
+BufRoot* PooledByteBufAllocator::TakeWhole(size_t capacity) {
+  internal::PoolArena& a = *arena_;
+  if (capacity > a.options().max_pooled_size) return nullptr;
+  const int cls = ClassOf(capacity);
+  if (cls >= a.cached_classes()) return nullptr;
+  internal::ThreadCache* cache = internal::CacheFor(arena_);
+  if (cache == nullptr || cache->whole[cls].empty()) return nullptr;
+  BufRoot* root = cache->whole[cls].back();
+  cache->whole[cls].pop_back();
+  internal::Bump(cache->counters.allocations, 1);
+  internal::Bump(cache->counters.cache_hits, 1);
+  internal::Bump(cache->counters.cached_bytes, -static_cast<int64_t>(root->alloc_size));
+  return root;
 }
 
 BufRoot* PooledByteBufAllocator::NewRoot() {

@@ -50,7 +50,9 @@ struct PooledByteBufAllocatorOptions {
 //
 // Release on any thread puts the block into *that* thread's cache (up to
 // thread_cache_entries per class), else into the arena. A thread's cache goes back to
-// the arena when the thread exits. Buffer metadata is recycled the same way.
+// the arena when the thread exits. Buffer metadata is recycled the same way; a buffer
+// released whole (its handle held the only reference) keeps its block attached in the
+// thread's cache, so the next Buffer() of that class takes both back in one step.
 //
 // Thread safety: thread-safe; the per-thread caches make the common path lock-free
 // (the arena takes a lock).
@@ -80,6 +82,8 @@ class PooledByteBufAllocator final : public ByteBufAllocator {
   void FreeMemory(internal::BufRoot* root) override;
   internal::BufRoot* NewRoot() override;
   void DeleteRoot(internal::BufRoot* root) override;
+  bool RecycleWhole(internal::BufRoot* root) override;
+  internal::BufRoot* TakeWhole(size_t capacity) override;
 
   std::shared_ptr<internal::PoolArena> arena_;
 };

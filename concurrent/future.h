@@ -218,6 +218,11 @@ class Future {
  protected:
   explicit Future(internal::FutureCore<T>* core) : core_(core) {}  // adopts one ref
   internal::FutureCore<T>* core() const { return core_; }
+  // Drops this handle's reference (if any) and adopts `core`'s.
+  void Reset(internal::FutureCore<T>* core) {
+    internal::FutureCore<T>* old = std::exchange(core_, core);
+    if (old != nullptr) old->Release();
+  }
 
  private:
   friend class internal::FutureCore<T>;
@@ -226,11 +231,6 @@ class Future {
 
   Future(internal::FutureCore<T>* core, internal::NoRefTag) : core_(core) {}
   void ReleaseWithoutUnref() { core_ = nullptr; }
-
-  void Reset(internal::FutureCore<T>* core) {
-    internal::FutureCore<T>* old = std::exchange(core_, core);
-    if (old != nullptr) old->Release();
-  }
 
   internal::FutureCore<T>* core_ = nullptr;
 };

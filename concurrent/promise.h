@@ -66,6 +66,20 @@ class Promise : public Future<T> {
     return this->core()->TrySuccess();
   }
 
+  // Succeeds the promise and empties this handle. When this handle is the last one and
+  // no listener or waiter is registered, nothing could ever observe the completion, so
+  // the state is only released (for a transport completing the promise of every write,
+  // most of which were dropped by their writers). Returns whether the promise was
+  // completed or released unobserved; false if it was already complete.
+  template <typename U = T>
+    requires(std::is_void_v<U>)
+  bool TrySuccessAndReset() {
+    internal::FutureCore<T>* core = this->core();
+    const bool done = core->IsUnobserved() ? !core->IsDone() : core->TrySuccess();
+    this->Reset(nullptr);
+    return done;
+  }
+
   // Fails with `cause`. Returns InvalidArgument for an OK cause and FailedPrecondition
   // when already complete; either way nothing changes.
   absl::Status SetFailure(absl::Status cause) {

@@ -175,6 +175,52 @@ TEST(PromiseTest, VoidPromise) {
   EXPECT_EQ(failed.Sync(), absl::DataLossError("lost"));
 }
 
+// TrySuccessAndReset: completes what someone can observe, only releases what no one can.
+TEST(PromiseTest, TrySuccessAndResetCompletesAnObservedPromise) {
+  Promise<void> p;
+  Future<void> held = p;
+  EXPECT_TRUE(p.TrySuccessAndReset());
+  EXPECT_FALSE(p.valid());
+  EXPECT_TRUE(held.IsSuccess());
+
+  // A listener observes the completion even with no other handle left.
+  Promise<void> q;
+  int notified = 0;
+  q.AddListener([&notified](const Future<void>& f) { notified += f.IsSuccess() ? 1 : 100; });
+  EXPECT_TRUE(q.TrySuccessAndReset());
+  EXPECT_EQ(notified, 1);
+
+  // Already complete: nothing to do, and the handle is still released.
+  Promise<void> r;
+  Future<void> cancelled = r;
+  ASSERT_TRUE(cancelled.Cancel());
+  EXPECT_FALSE(r.TrySuccessAndReset());
+  EXPECT_FALSE(r.valid());
+  EXPECT_TRUE(cancelled.IsCancelled());
+}
+
+// A promise whose state the test can inspect.
+class InspectablePromise : public Promise<void> {
+ public:
+  using Future<void>::core;
+};
+
+TEST(PromiseTest, TrySuccessAndResetReleasesAnUnobservedPromise) {
+  InspectablePromise p;
+  internal::FutureCore<void>* core = p.core();
+  EXPECT_TRUE(core->IsUnobserved());
+  {
+    Future<void> other = p;
+    EXPECT_FALSE(core->IsUnobserved());
+  }
+  EXPECT_TRUE(core->IsUnobserved());
+  EXPECT_TRUE(p.TrySuccessAndReset());  // released (a leak would fail the ASan run)
+  EXPECT_FALSE(p.valid());
+  Promise<void> cancelled;
+  ASSERT_TRUE(cancelled.Cancel());
+  EXPECT_FALSE(cancelled.TrySuccessAndReset()) << "already complete, though unobserved";
+}
+
 TEST(PromiseTest, MoveOnlyValue) {
   Promise<std::unique_ptr<int>> p;
   ASSERT_TRUE(p.TrySuccess(std::make_unique<int>(7)));

@@ -132,6 +132,14 @@ class FutureCoreBase {
 
   EventExecutor* executor() const { return executor_; }
 
+  // True when the caller holds the only reference and no listener or waiter is
+  // registered: no one can observe what happens to the state from here on. Acquire: pairs
+  // with the release of other holders' references (and the listeners they added first).
+  bool IsUnobserved() const {
+    return refs_.load(std::memory_order_acquire) == 1 &&
+           (state_.load(std::memory_order_acquire) & (kHasListeners | kHasWaiters)) == 0;
+  }
+
   uint32_t kind() const {
     // Acquire: pairs with the release store that publishes a done kind and its result.
     return state_.load(std::memory_order_acquire) & kKindMask;

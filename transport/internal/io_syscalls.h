@@ -1,4 +1,4 @@
-// The system calls on the transports' I/O paths (recv, sendmsg, epoll_wait, and the
+// The system calls on the transports' I/O paths (recv, send, sendmsg, epoll_wait, and the
 // eventfd's read and write), made without glibc's cancellation-point bookkeeping.
 //
 //   ssize_t n = internal_transport::Recv(fd, buf, len, 0);   // as ::recv: -1 and errno
@@ -41,6 +41,14 @@ inline ssize_t Recv(int fd, void* buf, size_t len, int flags) {
   return static_cast<ssize_t>(syscall(SYS_recvfrom, fd, buf, len, flags, nullptr, nullptr));
 #else
   return ::recv(fd, buf, len, flags);
+#endif
+}
+
+inline ssize_t Send(int fd, const void* buf, size_t len, int flags) {
+#if GYRE_DIRECT_SYSCALLS
+  return static_cast<ssize_t>(syscall(SYS_sendto, fd, buf, len, flags, nullptr, 0));
+#else
+  return ::send(fd, buf, len, flags);
 #endif
 }
 
