@@ -226,7 +226,7 @@ void ChannelHandlerContext::InvokeChannelRead(Message msg) {
   RunOrPost([this, m = std::move(msg)]() mutable { ChannelReadHere(std::move(m)); },
             [this](const absl::Status& s) { LogRejected("ChannelRead (message released)", name_, s); });
 }
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::ChannelReadHere(Message msg) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::ChannelReadHere(Message&& msg) {
   // A handler removed while this read was on its way passes it on, as Netty does.
   if (ABSL_PREDICT_FALSE(IsRemoved())) return FireChannelRead(std::move(msg));
   CallInbound(&ChannelHandler::ChannelRead, std::move(msg));
@@ -305,8 +305,8 @@ void ChannelHandlerContext::InvokeWrite(Message msg, ChannelPromise promise) {
       [this, m = std::move(msg), promise]() mutable { WriteHere(std::move(m), std::move(promise)); },
       [promise](const absl::Status& s) mutable { promise.TryFailure(s); });
 }
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::WriteHere(Message msg,
-                                                                      ChannelPromise promise) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::WriteHere(Message&& msg,
+                                                                      ChannelPromise&& promise) {
   if (ABSL_PREDICT_FALSE(IsRemoved())) return Write(std::move(msg), std::move(promise));
   CallOutbound(&ChannelHandler::Write, promise, std::move(msg));
 }

@@ -128,8 +128,9 @@ class ChannelHandlerContext {
   void InvokeFlush();
   // The hot paths, once on this context's executor (defined inline in the .cc, where
   // every caller is).
-  inline void ChannelReadHere(Message msg);
-  inline void WriteHere(Message msg, ChannelPromise promise);
+  // By reference: the value moves once, into the handler's parameter.
+  inline void ChannelReadHere(Message&& msg);
+  inline void WriteHere(Message&& msg, ChannelPromise&& promise);
   // HandlerAdded (once, unless removed first) / HandlerRemoved (only after an add).
   void InvokeHandlerAdded();
   void InvokeHandlerRemoved();

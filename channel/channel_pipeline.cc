@@ -546,7 +546,9 @@ void ChannelPipeline::Destroy() {
 }
 void ChannelPipeline::FireChannelActive() { head_->InvokeChannelActive(); }
 void ChannelPipeline::FireChannelInactive() { head_->InvokeChannelInactive(); }
-void ChannelPipeline::FireChannelRead(Message msg) { head_->InvokeChannelRead(std::move(msg)); }
+// The head passes reads on unchanged (HeadHandler keeps ChannelHandler's ChannelRead), so
+// a read starts at the context after it: one hop fewer per read.
+void ChannelPipeline::FireChannelRead(Message msg) { head_->FireChannelRead(std::move(msg)); }
 void ChannelPipeline::FireChannelReadComplete() { head_->InvokeChannelReadComplete(); }
 void ChannelPipeline::FireUserEventTriggered(Message event) {
   head_->InvokeUserEventTriggered(std::move(event));

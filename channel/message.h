@@ -9,10 +9,10 @@
 // no allocation. Larger values are boxed on the heap once, when the Message is made (from
 // a per-thread cache of small blocks: no call to the allocator in the steady state).
 // The type test compares one pointer (no RTTI). Moving a boxed value, or an inline one
-// whose type is trivially copyable or declares itself trivially relocatable (a public
-// `using IsTriviallyRelocatable = std::true_type;`, as ByteBuf does: moving it and
-// destroying the source is the same as copying its bytes), copies the inline bytes with
-// no indirect call.
+// whose type is trivially copyable, a standard smart pointer, or declares itself
+// trivially relocatable (`using IsTriviallyRelocatable = std::true_type;`, as ByteBuf
+// does: moving it and destroying the source is the same as copying its bytes), copies
+// the inline bytes with no indirect call.
 //
 // Thread safety: thread-compatible (one owner at a time, like the value it holds).
 // Ownership: owns its value; destroying the Message destroys it (for a ByteBuf handle,
@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <optional>
 #include <type_traits>
@@ -56,9 +57,20 @@ struct DeclaresTriviallyRelocatable : std::false_type {};
 template <typename T>
 struct DeclaresTriviallyRelocatable<T, std::void_t<typename T::IsTriviallyRelocatable>>
     : T::IsTriviallyRelocatable {};
+// The standard smart pointers: a pointer (or two) that their move leaves null, in
+// libstdc++ and libc++ alike.
 template <typename T>
-inline constexpr bool kTriviallyRelocatable =
-    std::is_trivially_copyable_v<T> || DeclaresTriviallyRelocatable<T>::value;
+struct IsRelocatableSmartPointer : std::false_type {};
+template <typename T>
+struct IsRelocatableSmartPointer<std::shared_ptr<T>> : std::true_type {};
+template <typename T>
+struct IsRelocatableSmartPointer<std::weak_ptr<T>> : std::true_type {};
+template <typename T>
+struct IsRelocatableSmartPointer<std::unique_ptr<T>> : std::true_type {};
+template <typename T>
+inline constexpr bool kTriviallyRelocatable = std::is_trivially_copyable_v<T> ||
+                                              DeclaresTriviallyRelocatable<T>::value ||
+                                              IsRelocatableSmartPointer<T>::value;
 
 }  // namespace internal
 

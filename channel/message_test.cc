@@ -105,6 +105,19 @@ TEST(MessageTest, TriviallyRelocatableValuesMoveByTheirBytes) {
   EXPECT_EQ(Relocatable::destroyed, destroyed + 1) << "destroyed once, by its last holder";
 }
 
+TEST(MessageTest, SmartPointersMoveByTheirBytes) {
+  static_assert(internal::kTriviallyRelocatable<std::shared_ptr<int>>);
+  static_assert(internal::kTriviallyRelocatable<std::unique_ptr<int>>);
+  auto shared = std::make_shared<int>(3);
+  Message m = shared;
+  Message n = std::move(m);
+  EXPECT_EQ(shared.use_count(), 2) << "moved, not copied";
+  ASSERT_TRUE(n.Is<std::shared_ptr<int>>());
+  EXPECT_EQ(**n.Get<std::shared_ptr<int>>(), 3);
+  n.Reset();
+  EXPECT_EQ(shared.use_count(), 1) << "released once";
+}
+
 TEST(MessageTest, SelfReferencingValuesMoveThroughTheirMoveConstructor) {
   // A short std::string points into itself: copying its bytes would leave the copy
   // pointing into the source. It is neither trivially copyable nor declared relocatable.
