@@ -39,7 +39,8 @@ void NioSocketChannel::ConnectDone() {
 
 void NioSocketChannel::OnIoEvent(uint32_t events) {
   loop_affinity_.AssertOnLoop();  // called by the loop
-  std::shared_ptr<Channel> self = shared_from_this();  // alive through the handlers
+  // No reference taken here: a channel deregistered by its handlers stays alive in the
+  // loop until the end of the batch (NioEventLoop::ProcessReady releases it there).
   if (!IsOpen()) return;
   if (draining_) {
     DrainEvent((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0,
