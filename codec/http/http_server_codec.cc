@@ -1,11 +1,13 @@
 #include "gyre/codec/http/http_server_codec.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "gyre/channel/channel.h"
+#include "gyre/channel/channel_future.h"
 #include "gyre/codec/codec_status.h"
 
 namespace gyre {
@@ -14,6 +16,8 @@ namespace {
 constexpr size_t kMaxLimit = size_t{1} << 30;
 constexpr absl::string_view kCrlf = "\r\n";
 constexpr absl::string_view kLastChunk = "0\r\n\r\n";
+// The first buffer of a batch of responses: room for a pipeline of small ones.
+constexpr size_t kBatchCapacity = 4096;
 
 // Fills the writable bytes of a buffer sized beforehand with plain copies, then
 // publishes them with one SetWriterIndex. Overflowing the reserved room (a sizing bug)
@@ -35,6 +39,8 @@ class Appender {
     }
     return *this;
   }
+  // Bytes appended so far (published by Finish).
+  size_t written() const { return written_; }
   // Publishes what was written; false if anything did not fit.
   bool Finish() {
     return ok_ && buf_.SetWriterIndex(buf_.writer_index() + written_).ok();
@@ -100,6 +106,7 @@ absl::Status HttpServerCodec::Decode(ChannelHandlerContext& ctx, ByteBuf& in,
       return absl::OkStatus();
     case HttpRequestParser::kExpectContinue:
       if (options_.send_continue && requests_.empty()) {
+        WriteBatch(ctx);  // the answers to earlier requests go first
         absl::StatusOr<ByteBuf> buf = alloc_->CopiedBuffer("HTTP/1.1 100 Continue\r\n\r\n");
         if (!buf.ok()) return buf.status();
         ctx.WriteAndFlush(*std::move(buf));
@@ -142,6 +149,7 @@ absl::Status HttpServerCodec::DecodeLast(ChannelHandlerContext& ctx, ByteBuf& in
 }
 
 void HttpServerCodec::SendErrorResponse(ChannelHandlerContext& ctx) {
+  WriteBatch(ctx);  // the answers before it go first
   const int status = parser_.error_status();
   const std::string body =
       absl::StrCat(HttpReasonPhrase(status), ": ", parser_.error_detail(), "\n");
@@ -162,14 +170,67 @@ void HttpServerCodec::Answered(ChannelHandlerContext& ctx) {
   if (!requests_.empty()) requests_.pop_front();
   if (error_pending_ && requests_.empty()) {
     error_pending_ = false;
+    WriteBatch(ctx);
     ctx.Flush();
     SendErrorResponse(ctx);
   }
 }
 
+void HttpServerCodec::ChannelRead(ChannelHandlerContext& ctx, Message msg) {
+  decoding_ = true;
+  ByteToMessageDecoder::ChannelRead(ctx, std::move(msg));
+  decoding_ = false;
+  WriteBatch(ctx);
+}
+
+void HttpServerCodec::WriteBatch(ChannelHandlerContext& ctx) {
+  if (!batch_) return;
+  ByteBuf batch = std::move(batch_);
+  if (batch_promises_.size() == 1) {
+    ChannelPromise promise = std::move(batch_promises_.front());
+    batch_promises_.clear();
+    ctx.Write(std::move(batch), std::move(promise));
+    return;
+  }
+  ChannelFuture written = ctx.Write(std::move(batch));
+  written.AddListener([promises = std::move(batch_promises_)](const ChannelFuture& f) mutable {
+    for (ChannelPromise& p : promises) {
+      if (f.IsSuccess()) {
+        p.TrySuccessAndReset();
+      } else {
+        p.TryFailure(f.IsCancelled() ? absl::CancelledError("the batched write was cancelled")
+                                     : f.Cause());
+      }
+    }
+  });
+  batch_promises_.clear();
+}
+
+void HttpServerCodec::Flush(ChannelHandlerContext& ctx) {
+  WriteBatch(ctx);
+  ctx.Flush();
+}
+
+void HttpServerCodec::Disconnect(ChannelHandlerContext& ctx, ChannelPromise promise) {
+  WriteBatch(ctx);
+  ctx.Disconnect(std::move(promise));
+}
+
+void HttpServerCodec::Close(ChannelHandlerContext& ctx, ChannelPromise promise) {
+  WriteBatch(ctx);
+  ctx.Close(std::move(promise));
+}
+
+void HttpServerCodec::Deregister(ChannelHandlerContext& ctx, ChannelPromise promise) {
+  WriteBatch(ctx);
+  ctx.Deregister(std::move(promise));
+}
+
+void HttpServerCodec::HandlerRemovedInternal(ChannelHandlerContext& ctx) { WriteBatch(ctx); }
+
 void HttpServerCodec::Write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) {
   if (const HttpResponse* resp = msg.Get<HttpResponse>()) {
-    WriteResponse(ctx, *resp, std::move(promise));
+    WriteResponse(ctx, *resp, nullptr, std::move(promise));
     return;
   }
   if (const SharedHttpResponse* shared = msg.Get<SharedHttpResponse>()) {
@@ -177,18 +238,19 @@ void HttpServerCodec::Write(ChannelHandlerContext& ctx, Message msg, ChannelProm
       promise.TryFailure(absl::InvalidArgumentError("a null SharedHttpResponse was written"));
       return;
     }
-    WriteResponse(ctx, **shared, std::move(promise));
+    WriteResponse(ctx, **shared, shared, std::move(promise));
     return;
   }
   if (HttpChunk* chunk = msg.Get<HttpChunk>()) {
     WriteChunk(ctx, *chunk, std::move(promise));
     return;
   }
+  WriteBatch(ctx);
   ctx.Write(std::move(msg), std::move(promise));
 }
 
 void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpResponse& resp,
-                                    ChannelPromise promise) {
+                                    const SharedHttpResponse* shared, ChannelPromise promise) {
   const int status = resp.status();
   if (status < 100 || status > 999) {
     promise.TryFailure(absl::InvalidArgumentError(
@@ -211,31 +273,56 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
   const bool bodiless = informational || status == 204 || status == 304;
   const bool chunked = resp.chunked() && !bodiless;
   const bool send_body = !head && !bodiless && !resp.body().empty();
-  const absl::string_view reason = HttpReasonPhrase(status);
+  // A shared response is immutable: written again (a cached reply), its bytes are those
+  // of its last encoding, which `encoded_shared_` keeps alive.
+  const bool cacheable = shared != nullptr && !chunked;
+  const bool hit = cacheable && *shared == encoded_shared_ && head == encoded_for_head_;
+  const absl::string_view reason = hit ? absl::string_view() : HttpReasonPhrase(status);
   char status_digits[3] = {static_cast<char>('0' + status / 100),
                            static_cast<char>('0' + status / 10 % 10),
                            static_cast<char>('0' + status % 10)};
-  const absl::AlphaNum length(resp.body().size());
+  const absl::AlphaNum length(hit ? size_t{0} : resp.body().size());
   char hex[16];
-  const absl::string_view body_size_hex = Hex(resp.body().size(), hex);
+  const absl::string_view body_size_hex =
+      chunked && send_body ? Hex(resp.body().size(), hex) : absl::string_view();
 
   size_t size = 9 + 3 + 1 + reason.size() + 2 + resp.header_block().size() + 2;
-  if (chunked) {
+  if (hit) {
+    size = encoded_.size();
+  } else if (chunked) {
     size += 28 + (send_body ? body_size_hex.size() + 4 + resp.body().size() : 0) +
             kLastChunk.size();
   } else {
     size += 18 + length.size() + (send_body ? resp.body().size() : 0);
   }
-  absl::StatusOr<ByteBuf> buf = alloc_->Buffer(size);
-  if (!buf.ok()) {
-    promise.TryFailure(buf.status());
-    return;
+  // A complete response written while a read is decoded joins the batch; anything else
+  // gets its own buffer (after the batch, to keep the order).
+  const bool batch = decoding_ && (!chunked || resp.end_stream());
+  absl::StatusOr<ByteBuf> own;
+  if (batch) {
+    absl::Status room = batch_ ? batch_.EnsureWritable(size)
+                               : (own = alloc_->Buffer(std::max(size, kBatchCapacity))).status();
+    if (!room.ok()) {
+      promise.TryFailure(room);
+      return;
+    }
+    if (!batch_) batch_ = *std::move(own);
+  } else {
+    WriteBatch(ctx);
+    own = alloc_->Buffer(size);
+    if (!own.ok()) {
+      promise.TryFailure(own.status());
+      return;
+    }
   }
-  Appender out(*buf);
-  out << VersionText(resp.version()) << absl::string_view(status_digits, 3) << " " << reason
-      << kCrlf << resp.header_block();
+  ByteBuf& target = batch ? batch_ : *own;
+  Appender out(target);
   bool ends = true;
-  if (chunked) {
+  if (hit) {
+    out << encoded_;
+  } else if (chunked) {
+    out << VersionText(resp.version()) << absl::string_view(status_digits, 3) << " " << reason
+        << kCrlf << resp.header_block();
     out << "Transfer-Encoding: chunked\r\n\r\n";
     if (send_body) out << body_size_hex << kCrlf << resp.body() << kCrlf;
     if (resp.end_stream()) {
@@ -246,18 +333,32 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
       chunked_response_to_head_ = head;
     }
   } else {
+    out << VersionText(resp.version()) << absl::string_view(status_digits, 3) << " " << reason
+        << kCrlf << resp.header_block();
     if (!resp.has_content_length() && !bodiless) {
       out << "Content-Length: " << length.Piece() << kCrlf;
     }
     out << kCrlf;
     if (send_body) out << resp.body();
   }
+  const size_t written = out.written();
   if (!out.Finish()) {
     in_chunked_response_ = false;
     promise.TryFailure(absl::InternalError("HttpServerCodec: response larger than sized"));
     return;
   }
-  ctx.Write(*std::move(buf), std::move(promise));
+  if (cacheable && !hit) {
+    const absl::string_view all = target.ReadableView();
+    const absl::string_view mine = all.substr(all.size() - written);
+    encoded_.assign(mine.data(), mine.size());
+    encoded_shared_ = *shared;
+    encoded_for_head_ = head;
+  }
+  if (batch) {
+    batch_promises_.push_back(std::move(promise));
+  } else {
+    ctx.Write(*std::move(own), std::move(promise));
+  }
   if (!informational && ends) Answered(ctx);
 }
 
@@ -268,6 +369,7 @@ void HttpServerCodec::WriteChunk(ChannelHandlerContext& ctx, HttpChunk& chunk,
         "HttpChunk written without a chunked HttpResponse in progress"));
     return;
   }
+  WriteBatch(ctx);
   const bool send = !chunked_response_to_head_;
   char hex[16];
   const absl::string_view size_hex = Hex(chunk.data.size(), hex);

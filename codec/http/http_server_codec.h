@@ -43,6 +43,8 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -73,7 +75,12 @@ class HttpServerCodec final : public ByteToMessageDecoder {
   explicit HttpServerCodec(HttpServerCodecOptions options = {});
 
   uint32_t mask() const override { return kBoth; }
+  void ChannelRead(ChannelHandlerContext& ctx, Message msg) override;
   void Write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
+  void Flush(ChannelHandlerContext& ctx) override;
+  void Disconnect(ChannelHandlerContext& ctx, ChannelPromise promise) override;
+  void Close(ChannelHandlerContext& ctx, ChannelPromise promise) override;
+  void Deregister(ChannelHandlerContext& ctx, ChannelPromise promise) override;
 
   // Requests fired and not yet answered by a final response.
   size_t outstanding_requests() const { return requests_.size(); }
@@ -81,19 +88,23 @@ class HttpServerCodec final : public ByteToMessageDecoder {
  protected:
   absl::Status Decode(ChannelHandlerContext& ctx, ByteBuf& in, DecoderOutput& out) override;
   absl::Status DecodeLast(ChannelHandlerContext& ctx, ByteBuf& in, DecoderOutput& out) override;
+  void HandlerRemovedInternal(ChannelHandlerContext& ctx) override;
 
  private:
   struct Pending {
     bool head = false;  // a HEAD request: responses carry no body
   };
 
+  // `shared`: the response's shared handle when it came as a SharedHttpResponse.
   void WriteResponse(ChannelHandlerContext& ctx, const HttpResponse& resp,
-                     ChannelPromise promise);
+                     const SharedHttpResponse* shared, ChannelPromise promise);
   void WriteChunk(ChannelHandlerContext& ctx, HttpChunk& chunk, ChannelPromise promise);
   // After the final response to the oldest request: forgets it, and sends the error
   // response waiting for it, if any.
   void Answered(ChannelHandlerContext& ctx);
   void SendErrorResponse(ChannelHandlerContext& ctx);
+  // Passes the responses batched so far down as one buffer (nothing when none are).
+  void WriteBatch(ChannelHandlerContext& ctx);
 
   const HttpServerCodecOptions options_;
   ByteBufAllocator* const alloc_;
@@ -103,6 +114,19 @@ class HttpServerCodec final : public ByteToMessageDecoder {
   bool chunked_response_to_head_ = false;
   bool discarding_ = false;  // after a non-persistent request or an error
   bool error_pending_ = false;
+  // Responses written while a read is decoded (pipelined requests answered at once) are
+  // encoded one after another into `batch_`, which goes down as one write when the read
+  // is decoded, or first thing when anything else passes down (a flush, a close, another
+  // message): one buffer, one pipeline hop and one iovec for all of them. Their promises
+  // complete when that write does.
+  bool decoding_ = false;
+  ByteBuf batch_;
+  // The last SharedHttpResponse encoded with Content-Length (held: immutable while held),
+  // whether it answered a HEAD request, and its bytes.
+  SharedHttpResponse encoded_shared_;
+  bool encoded_for_head_ = false;
+  std::string encoded_;
+  std::vector<ChannelPromise> batch_promises_;
 };
 
 // HttpServerKeepAliveHandler: the connection-persistence half of a server, as Netty's

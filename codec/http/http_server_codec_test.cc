@@ -37,7 +37,8 @@ class Responder final : public ChannelInboundHandler {
       held.push_back(std::move(*req));
       return;
     }
-    ctx.Write(Answer(*req));
+    ChannelFuture written = flush_each ? ctx.WriteAndFlush(Answer(*req)) : ctx.Write(Answer(*req));
+    if (keep_futures) futures.push_back(written);
   }
   void ChannelReadComplete(ChannelHandlerContext& ctx) override { ctx.Flush(); }
 
@@ -50,6 +51,9 @@ class Responder final : public ChannelInboundHandler {
   }
 
   bool defer = false;
+  bool flush_each = false;    // WriteAndFlush each answer (else Write; flushed at ReadComplete)
+  bool keep_futures = false;  // keep each write's future in `futures`
+  std::vector<ChannelFuture> futures;
   int requests = 0;
   std::vector<HttpRequest> held;
 };
@@ -106,6 +110,47 @@ TEST(HttpServerCodecTest, PipelinedRequestsAnsweredInOrderAtEverySplit) {
     EXPECT_TRUE(f.ch->CheckException().ok()) << Describe(pieces);
     EXPECT_TRUE(f.ch->IsOpen());
   }
+}
+
+// Responses written while one read is decoded go down as one buffer, in order; each
+// write's future completes when that buffer is written.
+TEST(HttpServerCodecTest, ResponsesToOneReadGoDownAsOneWrite) {
+  Fixture f;
+  f.responder->keep_futures = true;
+  f.ch->WriteInbound(Buf("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n"
+                         "GET /3 HTTP/1.1\r\nHost: a\r\n\r\n"));
+  std::vector<std::string> out = OutboundStrings(*f.ch);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], Expected200("GET /1") + Expected200("GET /2") + Expected200("GET /3"));
+  ASSERT_EQ(f.responder->futures.size(), 3u);
+  for (const ChannelFuture& written : f.responder->futures) EXPECT_TRUE(written.IsSuccess());
+
+  // The next read starts a new batch.
+  f.ch->WriteInbound(Buf("GET /4 HTTP/1.1\r\nHost: a\r\n\r\n"));
+  EXPECT_EQ(f.Out(), Expected200("GET /4"));
+  EXPECT_TRUE(f.responder->futures.back().IsSuccess());
+}
+
+// A flush inside the read sends what was batched before it, in order.
+TEST(HttpServerCodecTest, AFlushInsideTheReadSendsTheBatchFirst) {
+  Fixture f;
+  f.responder->flush_each = true;
+  f.responder->keep_futures = true;
+  f.ch->WriteInbound(Buf("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n"));
+  std::vector<std::string> out = OutboundStrings(*f.ch);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0], Expected200("GET /1"));
+  EXPECT_EQ(out[1], Expected200("GET /2"));
+  for (const ChannelFuture& written : f.responder->futures) EXPECT_TRUE(written.IsSuccess());
+}
+
+// An error response after answered requests in the same read follows their answers.
+TEST(HttpServerCodecTest, AnErrorAfterBatchedAnswersFollowsThem) {
+  Fixture f;
+  f.ch->WriteInbound(Buf("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nBAD\r\n\r\n"));
+  const std::string out = f.Out();
+  EXPECT_THAT(out, StartsWith(Expected200("GET /1") + "HTTP/1.1 400 Bad Request\r\n"));
+  EXPECT_FALSE(f.ch->IsOpen());
 }
 
 struct ErrorCase {
@@ -242,6 +287,28 @@ TEST(HttpServerCodecTest, SharedResponseEncodedWithoutChange) {
   EXPECT_EQ(f.Out(), absl::StrCat(Expected200("same"), Expected200("same")));
   EXPECT_EQ(shared->header_block(), block_before);
   EXPECT_TRUE(f.ch->IsOpen());
+}
+
+// A shared response written again reuses its encoding, except where the answer differs:
+// to a HEAD request it carries no body; another shared response is encoded anew.
+TEST(HttpServerCodecTest, SharedResponseReencodedWhereTheAnswerDiffers) {
+  Fixture f;
+  f.HoldRequests("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nHEAD /2 HTTP/1.1\r\nHost: a\r\n\r\n"
+                 "GET /3 HTTP/1.1\r\nHost: a\r\n\r\nGET /4 HTTP/1.1\r\nHost: a\r\n\r\n");
+  auto shared = std::make_shared<HttpResponse>(200);
+  shared->AddHeader("Content-Type", "text/plain");
+  shared->set_body("same");
+  auto other = std::make_shared<HttpResponse>(200);
+  other->AddHeader("Content-Type", "text/plain");
+  other->set_body("other");
+  f.ch->WriteOutbound(SharedHttpResponse(shared));
+  f.ch->WriteOutbound(SharedHttpResponse(shared));
+  f.ch->WriteOutbound(SharedHttpResponse(shared));
+  f.ch->WriteOutbound(SharedHttpResponse(other));
+  EXPECT_EQ(f.Out(), absl::StrCat(Expected200("same"),
+                                  "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                                  "Content-Length: 4\r\n\r\n",
+                                  Expected200("same"), Expected200("other")));
 }
 
 // HttpServerKeepAliveHandler adds "Connection: close" to a copy of a shared response,
