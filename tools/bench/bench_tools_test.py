@@ -250,6 +250,27 @@ class NetPeersTest(unittest.TestCase):
         self.assertIn("net: skipped net/echo/raw_epoll/64: server or load client not built",
                       r.stderr)
 
+    def test_servers_of_a_workload_take_turns_and_report_their_cpu(self):
+        d = tempfile.mkdtemp(dir=TMP)
+        bazel_bin = os.path.join(d, "bazel-bin")
+        peers = os.path.join(d, "peers-build")
+        write_script(os.path.join(bazel_bin, "benchmarks/load/echo_load"), FAKE_ECHO_LOAD)
+        for label in ("netty", "asio"):
+            write_script(os.path.join(peers, f"{label}_echo_server"), FAKE_ECHO_SERVER)
+        out = os.path.join(d, "net.json")
+        r = run("net.py", "--out", out, "--filter", "net/echo/", "--repetitions", "2",
+                "--duration", "1", "--bazel-bin", bazel_bin, "--peers-build", peers)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            benchmarks = json.load(f)["benchmarks"]
+        self.assertEqual([(b["name"], b["repetition_index"]) for b in benchmarks],
+                         [("net/echo/netty/64", 0), ("net/echo/asio/64", 0),
+                          ("net/echo/netty/64", 1), ("net/echo/asio/64", 1),
+                          ("net/echo/netty/4096", 0), ("net/echo/asio/4096", 0),
+                          ("net/echo/netty/4096", 1), ("net/echo/asio/4096", 1)])
+        for b in benchmarks:
+            self.assertGreaterEqual(b["cpu_us_per_op"], 0.0, b)
+
 
 def harness_line(peer, workload, **fields):
     line = {"peer": peer, "workload": workload, "ops": 1000, "median_s": 0.001,

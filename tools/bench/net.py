@@ -13,9 +13,17 @@ other benchmark:
   items_per_second  messages or requests per second
   p50_us, p99_us  round-trip latency percentiles in microseconds (when reported)
 
+  cpu_us_per_op   the server process's CPU time (user + system, from /proc/PID/stat)
+                  per message or request: steadier than the rate when the load client
+                  shares the machine
+
 Echo load comes from //benchmarks/load:echo_load (64 connections, one outstanding message
 each); HTTP load from wrk (-t1 -c64, and 16-deep pipelining through a Lua script). A
 workload whose binaries are not built is skipped with a message, never silently.
+
+The servers of one workload take turns: repetition 1 of each, then repetition 2 of each,
+and so on, so that a change in the machine's load during the run (these machines are
+shared) falls on all of them alike rather than on whichever ran last.
 
 The echo workload also runs the peer servers, net/echo/netty/<size> (Netty 4.1, NIO, one
 worker loop) and net/echo/asio/<size> (Boost.Asio, one thread), when
@@ -96,8 +104,17 @@ class Server:
         self.log.seek(0)
         return self.log.read().decode(errors="replace")[-2000:]
 
+    def cpu_seconds(self):
+        """User + system CPU time of the server process so far; None where unreadable."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
 
-def entry(name, rep, reps, rate, count, p50_us=None, p99_us=None):
+
+def entry(name, rep, reps, rate, count, p50_us=None, p99_us=None, cpu_us_per_op=None):
     e = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": reps,
          "repetition_index": rep, "threads": 1, "iterations": int(count),
          "real_time": 1e9 / rate if rate > 0 else float("inf"),
@@ -107,6 +124,8 @@ def entry(name, rep, reps, rate, count, p50_us=None, p99_us=None):
         e["p50_us"] = p50_us
     if p99_us is not None:
         e["p99_us"] = p99_us
+    if cpu_us_per_op is not None:
+        e["cpu_us_per_op"] = cpu_us_per_op
     return e
 
 
@@ -178,57 +197,73 @@ def main():
     wrk = shutil.which("wrk")
 
     results, skipped = [], []
-    plans = []
+    # One group per workload; its servers take turns, repetition by repetition.
+    groups = []
     for size in (64, 4096):
-        for label, server, sargs in servers_echo:
-            plans.append(("echo", f"net/echo/{label}/{size}", server, sargs, size))
+        groups.append(("echo", size, [(f"net/echo/{label}/{size}", server, sargs)
+                                      for label, server, sargs in servers_echo]))
     for depth in (1, 16):
-        for label, server, sargs in servers_http:
-            plans.append(("http", f"net/http/{label}/p{depth}", server, sargs, depth))
-    for kind, name, server, sargs, param in plans:
-        if args.filter and not re.search(args.filter, name):
-            continue
+        groups.append(("http", depth, [(f"net/http/{label}/p{depth}", server, sargs)
+                                       for label, server, sargs in servers_http]))
+    for kind, param, members in groups:
         client = echo_load if kind == "echo" else wrk
-        if server is None or client is None:
-            label = name.split("/")[2]
-            if kind == "echo" and label in peer_echo and server is None:
-                skipped.append((name, f"peer server not built (tools/bench/peers/build.sh "
-                                      f"{args.peers_build})"))
-            else:
-                skipped.append((name, "server or load client not built"))
-            continue
-        for rep in range(args.repetitions):
-            with Server([server] + sargs) as s:
-                if kind == "echo":
-                    cmd = [client, "--host=127.0.0.1", f"--port={s.port}", "--connections=64",
-                           f"--size={param}", f"--duration={args.duration}s", "--json"]
-                    env = None
+        runnable = []
+        for name, server, sargs in members:
+            if args.filter and not re.search(args.filter, name):
+                continue
+            if server is None or client is None:
+                label = name.split("/")[2]
+                if kind == "echo" and label in peer_echo and server is None:
+                    skipped.append((name, f"peer server not built (tools/bench/peers/build.sh "
+                                          f"{args.peers_build})"))
                 else:
-                    cmd = [client, "-t1", "-c64", f"-d{args.duration}s", "--latency"]
-                    env = dict(os.environ)
-                    if param > 1:
-                        lua = os.path.join(tempfile.gettempdir(), "gyre_wrk_pipeline.lua")
-                        with open(lua, "w") as f:
-                            f.write(PIPELINE_LUA)
-                        cmd += ["-s", lua]
-                        env["GYRE_WRK_PIPELINE"] = str(param)
-                    cmd.append(f"http://127.0.0.1:{s.port}/plaintext")
-                r = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                                   timeout=args.duration + 60)
-                if r.returncode != 0:
-                    raise SystemExit(f"net: {name}: load client failed ({r.returncode}):\n"
-                                     f"{r.stdout[-1000:]}{r.stderr[-1000:]}\nserver:\n{s.output()}")
-                rate, count, p50, p99 = (parse_echo_load(r.stdout) if kind == "echo"
-                                         else parse_wrk(r.stdout))
-            p99_text = f", p99 {p99:.0f} us" if p99 is not None else ""
-            print(f"net: {name} [{rep + 1}/{args.repetitions}]: {rate:,.0f}/s{p99_text}",
-                  file=sys.stderr)
-            results.append(entry(name, rep, args.repetitions, rate, count, p50, p99))
+                    skipped.append((name, "server or load client not built"))
+                continue
+            runnable.append((name, server, sargs))
+        for rep in range(args.repetitions):
+            for name, server, sargs in runnable:
+                run_one(args, kind, name, server, sargs, param, client, rep, results)
     for name, why in skipped:
         print(f"net: skipped {name}: {why}", file=sys.stderr)
     with open(args.out, "w") as f:
         json.dump({"context": {"gyre_network": True}, "benchmarks": results}, f, indent=1)
     return 0
+
+
+def run_one(args, kind, name, server, sargs, param, client, rep, results):
+    """Runs repetition `rep` of one server under its load client; appends its entry."""
+    with Server([server] + sargs) as s:
+        if kind == "echo":
+            cmd = [client, "--host=127.0.0.1", f"--port={s.port}", "--connections=64",
+                   f"--size={param}", f"--duration={args.duration}s", "--json"]
+            env = None
+        else:
+            cmd = [client, "-t1", "-c64", f"-d{args.duration}s", "--latency"]
+            env = dict(os.environ)
+            if param > 1:
+                lua = os.path.join(tempfile.gettempdir(), "gyre_wrk_pipeline.lua")
+                with open(lua, "w") as f:
+                    f.write(PIPELINE_LUA)
+                cmd += ["-s", lua]
+                env["GYRE_WRK_PIPELINE"] = str(param)
+            cmd.append(f"http://127.0.0.1:{s.port}/plaintext")
+        cpu_before = s.cpu_seconds()
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                           timeout=args.duration + 60)
+        cpu_after = s.cpu_seconds()
+        if r.returncode != 0:
+            raise SystemExit(f"net: {name}: load client failed ({r.returncode}):\n"
+                             f"{r.stdout[-1000:]}{r.stderr[-1000:]}\nserver:\n{s.output()}")
+        rate, count, p50, p99 = (parse_echo_load(r.stdout) if kind == "echo"
+                                 else parse_wrk(r.stdout))
+    cpu = None
+    if cpu_before is not None and cpu_after is not None and count:
+        cpu = (cpu_after - cpu_before) * 1e6 / count
+    p99_text = f", p99 {p99:.0f} us" if p99 is not None else ""
+    cpu_text = f", server CPU {cpu:.2f} us/op" if cpu is not None else ""
+    print(f"net: {name} [{rep + 1}/{args.repetitions}]: {rate:,.0f}/s{p99_text}"
+          f"{cpu_text}", file=sys.stderr)
+    results.append(entry(name, rep, args.repetitions, rate, count, p50, p99, cpu))
 
 
 if __name__ == "__main__":
