@@ -32,6 +32,7 @@
 #include "gtest/gtest.h"
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/byte_buf_allocator.h"
+#include "gyre/channel/channel.h"
 #include "gyre/channel/channel_future.h"
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/channel_handler_context.h"
@@ -213,6 +214,68 @@ class EventLog {
  private:
   mutable std::mutex mu_;
   std::vector<std::string> events_;
+};
+
+// Collects the bytes a channel reads and its life events ("active", "inactive",
+// "unregistered"), and completes a promise at each milestone: `all_` once `expect`
+// bytes arrived (when not 0), `inactive_`, `unregistered_`, `unwritable_`,
+// `writable_again_`. Swallows exceptions.
+//
+// Thread safety: callbacks run on the channel's loop; the accessors and promises are
+// safe from any thread.
+class Collector final : public ChannelInboundHandler {
+ public:
+  explicit Collector(size_t expect = 0) : expect_(expect) {}
+
+  void ChannelRead(ChannelHandlerContext&, Message msg) override {
+    if (ByteBuf* b = msg.Get<ByteBuf>()) {
+      absl::string_view v = b->ReadableView();
+      std::lock_guard<std::mutex> lock(mu_);
+      data_.append(v.data(), v.size());
+      if (expect_ != 0 && data_.size() >= expect_) all_.TrySuccess(data_);
+    }
+  }
+  void ChannelActive(ChannelHandlerContext& ctx) override {
+    events_.Add("active");
+    ctx.FireChannelActive();
+  }
+  void ChannelInactive(ChannelHandlerContext& ctx) override {
+    events_.Add("inactive");
+    inactive_.TrySuccess();
+    ctx.FireChannelInactive();
+  }
+  void ChannelUnregistered(ChannelHandlerContext& ctx) override {
+    events_.Add("unregistered");
+    unregistered_.TrySuccess();
+    ctx.FireChannelUnregistered();
+  }
+  void ChannelWritabilityChanged(ChannelHandlerContext& ctx) override {
+    if (ctx.channel().IsWritable()) {
+      writable_again_.TrySuccess();
+    } else {
+      unwritable_.TrySuccess();
+    }
+    ctx.FireChannelWritabilityChanged();
+  }
+  void ExceptionCaught(ChannelHandlerContext&, absl::Status) override {}
+
+  std::vector<std::string> events() { return events_.events(); }
+  size_t bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return data_.size();
+  }
+
+  Promise<std::string> all_{nullptr};
+  Promise<void> inactive_{nullptr};
+  Promise<void> unregistered_{nullptr};
+  Promise<void> unwritable_{nullptr};
+  Promise<void> writable_again_{nullptr};
+
+ private:
+  const size_t expect_;
+  std::mutex mu_;
+  std::string data_;
+  testing::EventLog events_;
 };
 
 // A TCP socket bound to a free 127.0.0.1 port that does not listen: while it is open no

@@ -2,31 +2,30 @@
 
 #include <new>
 
+#include "gyre/concurrent/internal/thread_exit.h"
+
 namespace gyre {
 namespace internal {
 namespace {
 
-// Returns this thread's cached blocks to the allocator when it exits.
-struct SmallBlockCacheFlusher {
-  ~SmallBlockCacheFlusher() {
-    SmallBlockCache& cache = tls_small_block_cache;
-    cache.exiting = true;
-    for (int c = 0; c < kSmallBlockClasses; ++c) {
-      while (cache.head[c] != nullptr) {
-        SmallBlockLink* b = cache.head[c];
-        cache.head[c] = b->next;
-        ::operator delete(b);
-      }
-      cache.count[c] = 0;
+// Returns this thread's cached blocks to the allocator (it is exiting).
+void FlushSmallBlockCache() {
+  SmallBlockCache& cache = tls_small_block_cache;
+  cache.exiting = true;
+  for (int c = 0; c < kSmallBlockClasses; ++c) {
+    while (cache.head[c] != nullptr) {
+      SmallBlockLink* b = cache.head[c];
+      cache.head[c] = b->next;
+      ::operator delete(b);
     }
+    cache.count[c] = 0;
   }
-};
+}
 
 }  // namespace
 
 void RegisterSmallBlockCacheFlush() {
-  static thread_local SmallBlockCacheFlusher flusher;
-  (void)flusher;
+  RunAtThreadExit<SmallBlockCache>(&FlushSmallBlockCache);
   tls_small_block_cache.flush_registered = true;
 }
 

@@ -232,7 +232,8 @@ class NetPeersTest(unittest.TestCase):
         with open(out) as f:
             self.assertEqual(json.load(f)["benchmarks"], [])
 
-    def test_peer_servers_run_beside_the_others_when_built(self):
+    def run_echo_with_peers_only(self, repetitions):
+        """net.py on the echo workload with only the netty and asio servers built (fakes)."""
         d = tempfile.mkdtemp(dir=TMP)
         bazel_bin = os.path.join(d, "bazel-bin")
         peers = os.path.join(d, "peers-build")
@@ -240,29 +241,23 @@ class NetPeersTest(unittest.TestCase):
         for label in ("netty", "asio"):
             write_script(os.path.join(peers, f"{label}_echo_server"), FAKE_ECHO_SERVER)
         out = os.path.join(d, "net.json")
-        r = run("net.py", "--out", out, "--filter", "net/echo/", "--repetitions", "1",
-                "--duration", "1", "--bazel-bin", bazel_bin, "--peers-build", peers)
+        r = run("net.py", "--out", out, "--filter", "net/echo/", "--repetitions",
+                str(repetitions), "--duration", "1", "--bazel-bin", bazel_bin,
+                "--peers-build", peers)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
-            names = [b["name"] for b in json.load(f)["benchmarks"]]
+            return r, json.load(f)["benchmarks"]
+
+    def test_peer_servers_run_beside_the_others_when_built(self):
+        r, benchmarks = self.run_echo_with_peers_only(repetitions=1)
+        names = [b["name"] for b in benchmarks]
         self.assertEqual(names, ["net/echo/netty/64", "net/echo/asio/64",
                                  "net/echo/netty/4096", "net/echo/asio/4096"])
         self.assertIn("net: skipped net/echo/raw_epoll/64: server or load client not built",
                       r.stderr)
 
     def test_servers_of_a_workload_take_turns_and_report_their_cpu(self):
-        d = tempfile.mkdtemp(dir=TMP)
-        bazel_bin = os.path.join(d, "bazel-bin")
-        peers = os.path.join(d, "peers-build")
-        write_script(os.path.join(bazel_bin, "benchmarks/load/echo_load"), FAKE_ECHO_LOAD)
-        for label in ("netty", "asio"):
-            write_script(os.path.join(peers, f"{label}_echo_server"), FAKE_ECHO_SERVER)
-        out = os.path.join(d, "net.json")
-        r = run("net.py", "--out", out, "--filter", "net/echo/", "--repetitions", "2",
-                "--duration", "1", "--bazel-bin", bazel_bin, "--peers-build", peers)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(out) as f:
-            benchmarks = json.load(f)["benchmarks"]
+        _, benchmarks = self.run_echo_with_peers_only(repetitions=2)
         self.assertEqual([(b["name"], b["repetition_index"]) for b in benchmarks],
                          [("net/echo/netty/64", 0), ("net/echo/asio/64", 0),
                           ("net/echo/netty/64", 1), ("net/echo/asio/64", 1),

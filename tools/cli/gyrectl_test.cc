@@ -71,7 +71,10 @@ class GyrectlTest : public ::testing::Test {
     GroupOptions o;
     o.name = name;
     auto g = DefaultEventExecutorGroup::Create(n, o);
-    EXPECT_TRUE(g.ok());
+    if (!g.ok()) {
+      ADD_FAILURE() << "group " << name << ": " << g.status();
+      return nullptr;
+    }
     return *std::move(g);
   }
   std::unique_ptr<AdminServer> server_;

@@ -33,60 +33,47 @@
 #define GYRE_DIRECT_SYSCALLS 1
 #endif
 
+// GYRE_IO_SYSCALL(type, number, libc call, syscall arguments...): the call as made.
+#if GYRE_DIRECT_SYSCALLS
+#define GYRE_IO_SYSCALL(type, nr, libc_call, ...) static_cast<type>(syscall(nr, __VA_ARGS__))
+#else
+#define GYRE_IO_SYSCALL(type, nr, libc_call, ...) (libc_call)
+#endif
+
 namespace gyre {
 namespace internal_transport {
 
 inline ssize_t Recv(int fd, void* buf, size_t len, int flags) {
-#if GYRE_DIRECT_SYSCALLS
-  return static_cast<ssize_t>(syscall(SYS_recvfrom, fd, buf, len, flags, nullptr, nullptr));
-#else
-  return ::recv(fd, buf, len, flags);
-#endif
+  return GYRE_IO_SYSCALL(ssize_t, SYS_recvfrom, ::recv(fd, buf, len, flags),  //
+                         fd, buf, len, flags, nullptr, nullptr);
 }
 
 inline ssize_t Send(int fd, const void* buf, size_t len, int flags) {
-#if GYRE_DIRECT_SYSCALLS
-  return static_cast<ssize_t>(syscall(SYS_sendto, fd, buf, len, flags, nullptr, 0));
-#else
-  return ::send(fd, buf, len, flags);
-#endif
+  return GYRE_IO_SYSCALL(ssize_t, SYS_sendto, ::send(fd, buf, len, flags),  //
+                         fd, buf, len, flags, nullptr, 0);
 }
 
 inline ssize_t SendMsg(int fd, const msghdr* msg, int flags) {
-#if GYRE_DIRECT_SYSCALLS
-  return static_cast<ssize_t>(syscall(SYS_sendmsg, fd, msg, flags));
-#else
-  return ::sendmsg(fd, msg, flags);
-#endif
+  return GYRE_IO_SYSCALL(ssize_t, SYS_sendmsg, ::sendmsg(fd, msg, flags), fd, msg, flags);
 }
 
+// epoll_pwait with no signal mask is epoll_wait (which some architectures lack).
 inline int EpollWait(int epfd, epoll_event* events, int max_events, int timeout_ms) {
-#if GYRE_DIRECT_SYSCALLS
-  // epoll_pwait with no signal mask is epoll_wait (which some architectures lack).
-  return static_cast<int>(
-      syscall(SYS_epoll_pwait, epfd, events, max_events, timeout_ms, nullptr, size_t{8}));
-#else
-  return ::epoll_wait(epfd, events, max_events, timeout_ms);
-#endif
+  return GYRE_IO_SYSCALL(int, SYS_epoll_pwait, ::epoll_wait(epfd, events, max_events, timeout_ms),
+                         epfd, events, max_events, timeout_ms, nullptr, size_t{8});
 }
 
 inline ssize_t ReadFd(int fd, void* buf, size_t len) {
-#if GYRE_DIRECT_SYSCALLS
-  return static_cast<ssize_t>(syscall(SYS_read, fd, buf, len));
-#else
-  return ::read(fd, buf, len);
-#endif
+  return GYRE_IO_SYSCALL(ssize_t, SYS_read, ::read(fd, buf, len), fd, buf, len);
 }
 
 inline ssize_t WriteFd(int fd, const void* buf, size_t len) {
-#if GYRE_DIRECT_SYSCALLS
-  return static_cast<ssize_t>(syscall(SYS_write, fd, buf, len));
-#else
-  return ::write(fd, buf, len);
-#endif
+  return GYRE_IO_SYSCALL(ssize_t, SYS_write, ::write(fd, buf, len), fd, buf, len);
 }
 
 }  // namespace internal_transport
 }  // namespace gyre
+
+#undef GYRE_IO_SYSCALL
 
 #endif  // GYRE_TRANSPORT_INTERNAL_IO_SYSCALLS_H_

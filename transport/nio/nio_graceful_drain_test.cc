@@ -35,38 +35,10 @@
 namespace gyre {
 namespace {
 
-// Records what reaches the child's pipeline (on its loop).
-class Recorder final : public ChannelInboundHandler {
- public:
-  void ChannelRead(ChannelHandlerContext&, Message msg) override {
-    if (ByteBuf* b = msg.Get<ByteBuf>()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      read_bytes_ += b->ReadableBytes();
-    }
-  }
-  void ChannelInactive(ChannelHandlerContext& ctx) override {
-    events_.Add("inactive");
-    ctx.FireChannelInactive();
-  }
-  void ChannelUnregistered(ChannelHandlerContext& ctx) override {
-    events_.Add("unregistered");
-    ctx.FireChannelUnregistered();
-  }
-  void ExceptionCaught(ChannelHandlerContext&, absl::Status) override {}
+using testing::Collector;
 
-  std::vector<std::string> events() { return events_.events(); }
-  size_t read_bytes() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return read_bytes_;
-  }
-
- private:
-  std::mutex mu_;
-  size_t read_bytes_ = 0;
-  testing::EventLog events_;
-};
-
-const std::vector<std::string> kClosedEvents = {"inactive", "unregistered"};
+// What the child saw: it became active when accepted, and closed.
+const std::vector<std::string> kClosedEvents = {"active", "inactive", "unregistered"};
 
 // One loop serving a listening channel and the child it accepts from a raw peer: the
 // child is the channel whose writes drain (channel_).
@@ -83,7 +55,7 @@ class GracefulDrainTest
     group_ = *std::move(g);
     loop_ = group_->loops()[0];
     NioServerSocketChannel::ChildSetup setup;  // children on the server's own loop
-    std::shared_ptr<Recorder> recorder = recorder_;
+    std::shared_ptr<Collector> recorder = recorder_;
     Promise<std::shared_ptr<NioSocketChannel>> child = child_;
     setup.initializer = [recorder, child](NioSocketChannel& ch) mutable {
       ASSERT_TRUE(ch.pipeline().AddLast("recorder", recorder).ok());
@@ -110,7 +82,7 @@ class GracefulDrainTest
   }
 
   std::shared_ptr<NioServerSocketChannel> server_;
-  std::shared_ptr<Recorder> recorder_ = std::make_shared<Recorder>();
+  std::shared_ptr<Collector> recorder_ = std::make_shared<Collector>();
   Promise<std::shared_ptr<NioSocketChannel>> child_{nullptr};
 };
 
@@ -140,7 +112,7 @@ TEST_F(GracefulDrainTest, QueuedWritesReachAPeerThatReadsLateThenEofApi3699) {
   EXPECT_FALSE(channel_->IsOpen());
   EXPECT_TRUE(channel_->CloseFuture().IsDone());
   EXPECT_EQ(recorder_->events(), kClosedEvents);
-  EXPECT_EQ(recorder_->read_bytes(), 0u);  // reads stop once draining
+  EXPECT_EQ(recorder_->bytes(), 0u);  // reads stop once draining
   EXPECT_EQ(channel_->PendingOutboundBytes(), 0);
 }
 

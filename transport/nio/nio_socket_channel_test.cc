@@ -40,61 +40,7 @@ ByteBuf Bytes(absl::string_view s) {
   return *std::move(b);
 }
 
-// Collects bytes and events; all callbacks run on the channel's loop.
-class Collector final : public ChannelInboundHandler {
- public:
-  explicit Collector(size_t expect = 0) : expect_(expect) {}
-
-  void ChannelRead(ChannelHandlerContext&, Message msg) override {
-    if (ByteBuf* b = msg.Get<ByteBuf>()) {
-      absl::string_view v = b->ReadableView();
-      std::lock_guard<std::mutex> lock(mu_);
-      data_.append(v.data(), v.size());
-      if (expect_ != 0 && data_.size() >= expect_) all_.TrySuccess(data_);
-    }
-  }
-  void ChannelActive(ChannelHandlerContext& ctx) override {
-    events_.Add("active");
-    ctx.FireChannelActive();
-  }
-  void ChannelInactive(ChannelHandlerContext& ctx) override {
-    events_.Add("inactive");
-    inactive_.TrySuccess();
-    ctx.FireChannelInactive();
-  }
-  void ChannelUnregistered(ChannelHandlerContext& ctx) override {
-    events_.Add("unregistered");
-    unregistered_.TrySuccess();
-    ctx.FireChannelUnregistered();
-  }
-  void ChannelWritabilityChanged(ChannelHandlerContext& ctx) override {
-    if (ctx.channel().IsWritable()) {
-      writable_again_.TrySuccess();
-    } else {
-      unwritable_.TrySuccess();
-    }
-    ctx.FireChannelWritabilityChanged();
-  }
-  void ExceptionCaught(ChannelHandlerContext&, absl::Status) override {}
-
-  std::vector<std::string> events() { return events_.events(); }
-  size_t bytes() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return data_.size();
-  }
-
-  Promise<std::string> all_{nullptr};
-  Promise<void> inactive_{nullptr};
-  Promise<void> unregistered_{nullptr};
-  Promise<void> unwritable_{nullptr};
-  Promise<void> writable_again_{nullptr};
-
- private:
-  const size_t expect_;
-  std::mutex mu_;
-  std::string data_;
-  testing::EventLog events_;
-};
+using testing::Collector;
 
 class NioSocketChannelTest : public ::testing::Test {
  protected:
