@@ -2,27 +2,109 @@
 
 namespace gyre {
 namespace internal {
+namespace {
+
+constexpr int kSlotMask = ScheduledTaskHeap::kWheelSlots - 1;
+constexpr int kWords = ScheduledTaskHeap::kWheelSlots / 64;
+
+void ClearWheelLinks(ScheduledTask* t) {
+  t->heap_index = -1;
+  t->wheel_prev = nullptr;
+  t->wheel_next = nullptr;
+  t->wheel_owner = nullptr;
+}
+
+}  // namespace
 
 ScheduledTaskHeap::~ScheduledTaskHeap() {
   for (Entry& e : heap_) {
     e.task->heap_index = -1;
     e.task->Unref();
   }
+  if (wheel_count_ == 0) return;
+  for (ScheduledTask*& head : wheel_->head) {
+    for (ScheduledTask* t = std::exchange(head, nullptr); t != nullptr;) {
+      ScheduledTask* next = t->wheel_next;
+      ClearWheelLinks(t);
+      t->Unref();
+      t = next;
+    }
+  }
 }
 
 void ScheduledTaskHeap::Push(ScheduledTaskRef task) {
   ScheduledTask* t = task.release();
-  heap_.push_back(Entry{t->deadline_nanos(), next_seq_++, t});
-  t->heap_index = static_cast<int64_t>(heap_.size() - 1);
-  SiftUp(heap_.size() - 1);
+  t->seq = next_seq_++;
+  if (!WheelInsert(t)) HeapPush(t);
+  Settle();
 }
 
 ScheduledTaskRef ScheduledTaskHeap::Pop() {
   if (heap_.empty()) return ScheduledTaskRef();
-  return Remove(heap_[0].task);
+  ScheduledTaskRef r = HeapRemove(heap_[0].task);
+  Settle();
+  return r;
 }
 
 ScheduledTaskRef ScheduledTaskHeap::Remove(ScheduledTask* task) {
+  if (task->heap_index == ScheduledTask::kInWheel) {
+    if (task->wheel_owner != this) return ScheduledTaskRef();
+    WheelUnlink(task);  // the earliest bucket can only get later: the invariant holds
+    return ScheduledTaskRef(task);
+  }
+  ScheduledTaskRef r = HeapRemove(task);
+  if (r) Settle();
+  return r;
+}
+
+size_t ScheduledTaskHeap::RemoveDone() {
+  size_t removed = 0;
+  for (int w = 0; wheel_count_ != 0 && w < kWords; ++w) {
+    for (uint64_t bits = wheel_->bits[w]; bits != 0; bits &= bits - 1) {
+      const int slot = w * 64 + __builtin_ctzll(bits);
+      for (ScheduledTask* t = wheel_->head[slot]; t != nullptr;) {
+        ScheduledTask* next = t->wheel_next;
+        if (t->IsTaskDone()) {
+          WheelUnlink(t);
+          t->DestroyBody();
+          t->Unref();
+          ++removed;
+        }
+        t = next;
+      }
+    }
+  }
+  size_t kept = 0;
+  bool heap_changed = false;
+  for (size_t i = 0; i < heap_.size(); ++i) {
+    Entry e = heap_[i];
+    if (e.task->IsTaskDone()) {
+      e.task->heap_index = -1;
+      e.task->DestroyBody();
+      e.task->Unref();
+      ++removed;
+      heap_changed = true;
+    } else {
+      heap_[kept++] = e;
+    }
+  }
+  heap_.resize(kept);
+  if (heap_changed) {
+    // Floyd's bottom-up construction: O(n).
+    for (size_t i = kept / 2; i-- > 0;) SiftDown(i);
+    for (size_t i = 0; i < kept; ++i) heap_[i].task->heap_index = static_cast<int64_t>(i);
+  }
+  Settle();
+  return removed;
+}
+
+void ScheduledTaskHeap::HeapPush(ScheduledTask* t) {
+  heap_.push_back(Entry{t->deadline_nanos(), t->seq, t});
+  t->heap_index = static_cast<int64_t>(heap_.size() - 1);
+  SiftUp(heap_.size() - 1);
+}
+
+ScheduledTaskRef ScheduledTaskHeap::HeapRemove(ScheduledTask* task) {
   int64_t i = task->heap_index;
   if (i < 0 || static_cast<size_t>(i) >= heap_.size() || heap_[i].task != task) {
     return ScheduledTaskRef();
@@ -36,29 +118,6 @@ ScheduledTaskRef ScheduledTaskHeap::Remove(ScheduledTask* task) {
     SiftDown(static_cast<size_t>(last.task->heap_index));
   }
   return ScheduledTaskRef(task);
-}
-
-size_t ScheduledTaskHeap::RemoveDone() {
-  size_t kept = 0;
-  size_t removed = 0;
-  for (size_t i = 0; i < heap_.size(); ++i) {
-    Entry e = heap_[i];
-    if (e.task->IsTaskDone()) {
-      e.task->heap_index = -1;
-      e.task->DestroyBody();
-      e.task->Unref();
-      ++removed;
-    } else {
-      heap_[kept++] = e;
-    }
-  }
-  heap_.resize(kept);
-  if (removed != 0) {
-    // Floyd's bottom-up construction: O(n).
-    for (size_t i = kept / 2; i-- > 0;) SiftDown(i);
-    for (size_t i = 0; i < kept; ++i) heap_[i].task->heap_index = static_cast<int64_t>(i);
-  }
-  return removed;
 }
 
 void ScheduledTaskHeap::SiftUp(size_t i) {
@@ -84,6 +143,90 @@ void ScheduledTaskHeap::SiftDown(size_t i) {
     i = child;
   }
   Place(i, e);
+}
+
+bool ScheduledTaskHeap::WheelInsert(ScheduledTask* t) {
+  const int64_t d = t->deadline_nanos();
+  if (d > INT64_MAX - kWheelSpanNanos) return false;  // saturated: the heap keeps it
+  if (wheel_count_ == 0) {
+    // Anchor the window at this timer's bucket, unless the timer would be the earliest
+    // of all (its bucket would move to the heap at once).
+    const int64_t start = d & ~(kBucketNanos - 1);  // floor, negative values too
+    if (heap_.empty() || start <= heap_[0].deadline) return false;
+    base_ = start;
+    origin_ = 0;
+  } else if (d < base_ ||
+             static_cast<uint64_t>(d) - static_cast<uint64_t>(base_) >=
+                 static_cast<uint64_t>(kWheelSpanNanos)) {
+    return false;
+  }
+  if (wheel_ == nullptr) wheel_ = std::make_unique<Wheel>();
+  const int k = static_cast<int>((static_cast<uint64_t>(d) - static_cast<uint64_t>(base_)) >>
+                                 kBucketShift);
+  const int slot = (origin_ + k) & kSlotMask;
+  ScheduledTask*& head = wheel_->head[slot];
+  t->wheel_prev = nullptr;
+  t->wheel_next = head;
+  if (head != nullptr) head->wheel_prev = t;
+  head = t;
+  wheel_->bits[slot >> 6] |= uint64_t{1} << (slot & 63);
+  t->heap_index = ScheduledTask::kInWheel;
+  t->wheel_owner = this;
+  ++wheel_count_;
+  if (earliest_ < 0 || k < ((earliest_ - origin_) & kSlotMask)) earliest_ = slot;
+  return true;
+}
+
+void ScheduledTaskHeap::WheelUnlink(ScheduledTask* t) {
+  const int k = static_cast<int>(
+      (static_cast<uint64_t>(t->deadline_nanos()) - static_cast<uint64_t>(base_)) >> kBucketShift);
+  const int slot = (origin_ + k) & kSlotMask;
+  if (t->wheel_prev != nullptr) {
+    t->wheel_prev->wheel_next = t->wheel_next;
+  } else {
+    wheel_->head[slot] = t->wheel_next;
+  }
+  if (t->wheel_next != nullptr) t->wheel_next->wheel_prev = t->wheel_prev;
+  ClearWheelLinks(t);
+  --wheel_count_;
+  if (wheel_->head[slot] == nullptr) {
+    wheel_->bits[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
+    if (slot == earliest_) earliest_ = wheel_count_ == 0 ? -1 : FindNonEmpty(slot);
+  }
+}
+
+int ScheduledTaskHeap::FindNonEmpty(int slot) const {
+  int w = slot >> 6;
+  uint64_t word = wheel_->bits[w] & (~uint64_t{0} << (slot & 63));
+  for (int i = 0; i <= kWords; ++i) {
+    if (word != 0) return w * 64 + __builtin_ctzll(word);
+    w = (w + 1) & (kWords - 1);
+    word = wheel_->bits[w];
+  }
+  return -1;
+}
+
+void ScheduledTaskHeap::Settle() {
+  while (wheel_count_ != 0 && (heap_.empty() || heap_[0].deadline >= EarliestBucketStart())) {
+    MigrateEarliest();
+  }
+}
+
+void ScheduledTaskHeap::MigrateEarliest() {
+  const int slot = earliest_;
+  const int64_t start = EarliestBucketStart();
+  ScheduledTask* t = std::exchange(wheel_->head[slot], nullptr);
+  wheel_->bits[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
+  while (t != nullptr) {
+    ScheduledTask* next = t->wheel_next;
+    ClearWheelLinks(t);
+    --wheel_count_;
+    HeapPush(t);
+    t = next;
+  }
+  base_ = start + kBucketNanos;
+  origin_ = (slot + 1) & kSlotMask;
+  earliest_ = wheel_count_ == 0 ? -1 : FindNonEmpty(origin_);
 }
 
 }  // namespace internal

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -76,8 +77,15 @@ class ScheduledTask {
     host_.store(host, std::memory_order_release);
   }
 
-  // Loop-confined heap bookkeeping.
+  // Loop-confined queue bookkeeping (ScheduledTaskHeap): the index in the heap array,
+  // or kInWheel while in a wheel bucket (linked through wheel_prev/wheel_next, in the
+  // queue `wheel_owner`), or -1 when in neither; and the tie-break sequence number.
+  static constexpr int64_t kInWheel = -2;
   int64_t heap_index = -1;
+  uint64_t seq = 0;
+  ScheduledTask* wheel_prev = nullptr;
+  ScheduledTask* wheel_next = nullptr;
+  const void* wheel_owner = nullptr;
   // Links of the executor's lock-free stacks of timers scheduled, and of timers
   // cancelled, from other threads: written by the pushing thread before its release
   // CAS, read by the loop after its acquire exchange.
@@ -187,20 +195,38 @@ class ScheduledTaskRef {
   ScheduledTask* task_ = nullptr;
 };
 
-// The loop's timer heap: a binary min-heap on (deadline, seq) whose elements know their
-// index, so removal is O(log n). The keys live in the heap array itself, so sifting
-// compares without touching the tasks. Holds one reference per element.
+// The loop's timer queue: a binary min-heap on (deadline, seq) for the timers due
+// soonest, and a wheel of buckets for the later ones, so that scheduling and cancelling
+// a far timer (an idle or request timeout, almost always cancelled) are O(1) and touch
+// no other timer's memory.
 //
-// Thread safety: loop-confined.
+// The wheel has kWheelSlots buckets of kBucketNanos each, covering [base, base + span)
+// with base aligned to a bucket. A timer whose deadline falls in that window goes to its
+// bucket (an intrusive list, unordered); earlier or later ones (and any while the wheel
+// is empty and the heap is too) go to the heap. The invariant: the heap's earliest
+// deadline is before the start of the earliest non-empty bucket, and the heap is not
+// empty while the wheel is not. Whenever a change breaks it, the earliest bucket moves
+// into the heap (each timer keeps its sequence number, so equal deadlines still come
+// out in scheduling order) and base moves past it. So Peek() is exact: the timer with
+// the least (deadline, seq) of all. The heap's elements know their index (removal
+// O(log n)); the keys live in the heap array, so sifting does not touch the tasks.
+// Holds one reference per element.
+//
+// Thread safety: loop-confined (or under the owner's lock).
 class ScheduledTaskHeap {
  public:
+  static constexpr int kBucketShift = 22;  // 4.19 ms buckets
+  static constexpr int64_t kBucketNanos = int64_t{1} << kBucketShift;
+  static constexpr int kWheelSlots = 4096;  // a 17.2 s window
+  static constexpr int64_t kWheelSpanNanos = kBucketNanos * kWheelSlots;
+
   ScheduledTaskHeap() = default;
   ScheduledTaskHeap(const ScheduledTaskHeap&) = delete;
   ScheduledTaskHeap& operator=(const ScheduledTaskHeap&) = delete;
   ~ScheduledTaskHeap();
 
   // Adopts `task`'s reference; assigns its tie-break sequence number. The task's
-  // deadline must not change while it is in the heap.
+  // deadline must not change while it is queued.
   void Push(ScheduledTaskRef task);
   // The earliest task, or null.
   ScheduledTask* Peek() const { return heap_.empty() ? nullptr : heap_[0].task; }
@@ -208,13 +234,15 @@ class ScheduledTaskHeap {
   int64_t PeekDeadline() const { return heap_.empty() ? INT64_MAX : heap_[0].deadline; }
   // Removes the earliest task (the caller gets its reference).
   ScheduledTaskRef Pop();
-  // Removes `task` if it is in the heap; returns its reference (empty if not there).
+  // Removes `task` if it is queued here; returns its reference (empty if not there).
   ScheduledTaskRef Remove(ScheduledTask* task);
   // Removes every task for which IsTaskDone() (cancelled ones), destroying its body and
-  // dropping the heap's reference, in O(n). Returns how many were removed.
+  // dropping the queue's reference, in O(n). Returns how many were removed.
   size_t RemoveDone();
-  size_t size() const { return heap_.size(); }
-  bool empty() const { return heap_.empty(); }
+  size_t size() const { return heap_.size() + wheel_count_; }
+  bool empty() const { return heap_.empty() && wheel_count_ == 0; }
+  // How many of size() wait in the wheel (for tests and statistics).
+  size_t wheel_size() const { return wheel_count_; }
 
  private:
   struct Entry {
@@ -226,6 +254,8 @@ class ScheduledTaskHeap {
     if (a.deadline != b.deadline) return a.deadline < b.deadline;
     return a.seq < b.seq;
   }
+  void HeapPush(ScheduledTask* t);
+  ScheduledTaskRef HeapRemove(ScheduledTask* task);
   void SiftUp(size_t i);
   void SiftDown(size_t i);
   void Place(size_t i, const Entry& e) {
@@ -233,8 +263,30 @@ class ScheduledTaskHeap {
     e.task->heap_index = static_cast<int64_t>(i);
   }
 
+  // The wheel.
+  bool WheelInsert(ScheduledTask* t);
+  void WheelUnlink(ScheduledTask* t);
+  // The first non-empty slot at or after `slot` (cyclically), or -1.
+  int FindNonEmpty(int slot) const;
+  int64_t EarliestBucketStart() const {
+    return base_ + static_cast<int64_t>((earliest_ - origin_) & (kWheelSlots - 1)) * kBucketNanos;
+  }
+  // Restores the invariant (see the class comment).
+  void Settle();
+  // Moves the earliest bucket into the heap and advances base past it.
+  void MigrateEarliest();
+
   std::vector<Entry> heap_;
   uint64_t next_seq_ = 0;
+  struct Wheel {
+    ScheduledTask* head[kWheelSlots] = {};
+    uint64_t bits[kWheelSlots / 64] = {};
+  };
+  std::unique_ptr<Wheel> wheel_;  // made on first use
+  size_t wheel_count_ = 0;
+  int64_t base_ = 0;  // the start of slot origin_'s bucket
+  int origin_ = 0;
+  int earliest_ = -1;  // the earliest non-empty slot; -1 when the wheel is empty
 };
 
 }  // namespace internal
