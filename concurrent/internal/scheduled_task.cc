@@ -155,9 +155,21 @@ bool ScheduledTaskHeap::WheelInsert(ScheduledTask* t) {
     if (heap_.empty() || start <= heap_[0].deadline) return false;
     base_ = start;
     origin_ = 0;
-  } else if (d < base_ ||
-             static_cast<uint64_t>(d) - static_cast<uint64_t>(base_) >=
-                 static_cast<uint64_t>(kWheelSpanNanos)) {
+  } else if (d < base_) {
+    // Earlier than the window: move the window back to this timer's bucket if the
+    // latest timer in the wheel stays inside it. The slots that become the window's
+    // first buckets were its last ones, empty: no timer changes slot.
+    const int64_t start = d & ~(kBucketNanos - 1);
+    if (static_cast<uint64_t>(wheel_max_deadline_) - static_cast<uint64_t>(start) >=
+        static_cast<uint64_t>(kWheelSpanNanos)) {
+      return false;
+    }
+    const int back = static_cast<int>(
+        (static_cast<uint64_t>(base_) - static_cast<uint64_t>(start)) >> kBucketShift);
+    base_ = start;
+    origin_ = (origin_ - back) & kSlotMask;
+  } else if (static_cast<uint64_t>(d) - static_cast<uint64_t>(base_) >=
+             static_cast<uint64_t>(kWheelSpanNanos)) {
     return false;
   }
   if (wheel_ == nullptr) wheel_ = std::make_unique<Wheel>();
@@ -172,7 +184,7 @@ bool ScheduledTaskHeap::WheelInsert(ScheduledTask* t) {
   wheel_->bits[slot >> 6] |= uint64_t{1} << (slot & 63);
   t->heap_index = ScheduledTask::kInWheel;
   t->wheel_owner = this;
-  ++wheel_count_;
+  if (wheel_count_++ == 0 || d > wheel_max_deadline_) wheel_max_deadline_ = d;
   if (earliest_ < 0 || k < ((earliest_ - origin_) & kSlotMask)) earliest_ = slot;
   return true;
 }

@@ -202,8 +202,9 @@ class ScheduledTaskRef {
 //
 // The wheel has kWheelSlots buckets of kBucketNanos each, covering [base, base + span)
 // with base aligned to a bucket. A timer whose deadline falls in that window goes to its
-// bucket (an intrusive list, unordered); earlier or later ones (and any while the wheel
-// is empty and the heap is too) go to the heap. The invariant: the heap's earliest
+// bucket (an intrusive list, unordered); an earlier one moves the window back to its
+// bucket when the wheel's latest timer stays inside; any other (and any while the wheel
+// is empty and the timer would be the earliest) goes to the heap. The invariant: the heap's earliest
 // deadline is before the start of the earliest non-empty bucket, and the heap is not
 // empty while the wheel is not. Whenever a change breaks it, the earliest bucket moves
 // into the heap (each timer keeps its sequence number, so equal deadlines still come
@@ -287,6 +288,9 @@ class ScheduledTaskHeap {
   int64_t base_ = 0;  // the start of slot origin_'s bucket
   int origin_ = 0;
   int earliest_ = -1;  // the earliest non-empty slot; -1 when the wheel is empty
+  // At least the latest deadline in the wheel (not lowered by removals); set by the
+  // first timer into an empty wheel.
+  int64_t wheel_max_deadline_ = 0;
 };
 
 }  // namespace internal
