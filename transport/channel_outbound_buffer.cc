@@ -4,6 +4,9 @@
 #include <sys/uio.h>
 
 #include <cerrno>
+#include <memory>
+#include <new>
+#include <vector>
 #include <string>
 #include <utility>
 
@@ -32,11 +35,27 @@ void ChannelOutboundBuffer::AddOther(Message&& msg, ChannelPromise&& promise) {
   Enqueue(*std::move(copied), std::move(promise));
 }
 
-void ChannelOutboundBuffer::MoveUnflushed() {
-  while (!unflushed_.empty()) {
-    flushed_.push_back(std::move(unflushed_.front()));
-    unflushed_.pop_front();
+ChannelOutboundBuffer::~ChannelOutboundBuffer() {
+  while (head_ != tail_) PopFront();
+  std::allocator<Pending>().deallocate(slots_, capacity_);
+}
+
+void ChannelOutboundBuffer::Grow() {
+  const uint64_t capacity = capacity_ == 0 ? 16 : capacity_ * 2;
+  Pending* slots = std::allocator<Pending>().allocate(capacity);
+  const uint64_t n = tail_ - head_;
+  const uint64_t flushed = flushed_end_ - head_;
+  for (uint64_t i = 0; i < n; ++i) {
+    Pending& from = At(head_ + i);
+    new (&slots[i]) Pending{std::move(from)};
+    from.~Pending();
   }
+  std::allocator<Pending>().deallocate(slots_, capacity_);
+  slots_ = slots;
+  capacity_ = capacity;
+  head_ = 0;
+  flushed_end_ = flushed;
+  tail_ = n;
 }
 
 absl::Status ChannelOutboundBuffer::WriteTo(int fd) {
@@ -44,11 +63,11 @@ absl::Status ChannelOutboundBuffer::WriteTo(int fd) {
   // the outer call then picks up what was added; only it touches the socket.
   if (in_write_) return absl::OkStatus();
   in_write_ = true;
-  for (int spin = 0; spin < kWriteSpins && !flushed_.empty(); ++spin) {
+  for (int spin = 0; spin < kWriteSpins && head_ != flushed_end_; ++spin) {
     iovec iov[kMaxIov];
     int count = 0;
-    for (auto it = flushed_.begin(); it != flushed_.end() && count < kMaxIov; ++it) {
-      count += static_cast<int>(it->buf.ReadableIovecs(
+    for (uint64_t i = head_; i != flushed_end_ && count < kMaxIov; ++i) {
+      count += static_cast<int>(At(i).buf.ReadableIovecs(
           absl::MakeSpan(iov + count, static_cast<size_t>(kMaxIov - count))));
     }
     ssize_t n = 0;
@@ -73,8 +92,8 @@ absl::Status ChannelOutboundBuffer::WriteTo(int fd) {
     // Retire what the kernel took (and empty buffers) before any user code runs.
     size_t left = static_cast<size_t>(n);
     int64_t retired = 0;
-    while (!flushed_.empty()) {
-      Pending& p = flushed_.front();
+    while (head_ != flushed_end_) {
+      Pending& p = At(head_);
       size_t readable = p.buf.ReadableBytes();
       if (readable > left) {
         if (left > 0) (void)p.buf.Skip(left);
@@ -84,7 +103,7 @@ absl::Status ChannelOutboundBuffer::WriteTo(int fd) {
       left -= readable;
       retired += static_cast<int64_t>(readable);
       done_.push_back(std::move(p.promise));
-      flushed_.pop_front();
+      PopFront();
     }
     // User code from here on (listeners, writability handlers) may write, flush or
     // close: a close empties the queues (FailAll), which ends the loop, and a closed
@@ -100,10 +119,13 @@ absl::Status ChannelOutboundBuffer::WriteTo(int fd) {
 }
 
 void ChannelOutboundBuffer::FailAll(const absl::Status& failure) {
-  std::deque<Pending> doomed;
-  doomed.swap(flushed_);
-  for (Pending& p : unflushed_) doomed.push_back(std::move(p));
-  unflushed_.clear();
+  std::vector<Pending> doomed;
+  doomed.reserve(tail_ - head_);
+  while (head_ != tail_) {
+    doomed.push_back(std::move(At(head_)));
+    PopFront();
+  }
+  flushed_end_ = tail_;
   // Relaxed: as in AddPending. No writability change fires for dropped writes.
   pending_bytes_.store(0, std::memory_order_relaxed);
   // Buffers first: whoever sees a write fail may count on its buffer being released.

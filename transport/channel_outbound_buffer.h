@@ -30,7 +30,7 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -54,6 +54,8 @@ class ChannelOutboundBuffer {
       : channel_(channel), owner_(owner) {}
   ChannelOutboundBuffer(const ChannelOutboundBuffer&) = delete;
   ChannelOutboundBuffer& operator=(const ChannelOutboundBuffer&) = delete;
+  // Releases the queued buffers; their promises are dropped, not completed.
+  ~ChannelOutboundBuffer();
 
   // Queues `msg` as unflushed (leaving it empty); fails `promise` when `msg` is not a
   // buffer or a string (or the copy cannot be allocated).
@@ -66,13 +68,7 @@ class ChannelOutboundBuffer {
     AddOther(std::move(msg), std::move(promise));
   }
   // Everything queued so far is to be written.
-  void AddFlush() {
-    if (flushed_.empty()) {
-      flushed_.swap(unflushed_);
-    } else {
-      MoveUnflushed();
-    }
-  }
+  void AddFlush() { flushed_end_ = tail_; }
   // Hands flushed bytes to `fd` until none are left, the socket is full, or
   // kWriteSpins rounds ran. Returns the errno status of a failed send (the caller
   // closes the channel); OK otherwise, also when called re-entrantly.
@@ -81,9 +77,9 @@ class ChannelOutboundBuffer {
   void FailAll(const absl::Status& failure);
 
   // Flushed bytes wait for the kernel.
-  bool HasFlushed() const { return !flushed_.empty(); }
+  bool HasFlushed() const { return head_ != flushed_end_; }
   // Nothing queued, flushed or not.
-  bool empty() const { return flushed_.empty() && unflushed_.empty(); }
+  bool empty() const { return head_ == tail_; }
 
   // Any thread. Relaxed: a hint for producers; the loop is the only writer.
   bool IsWritable() const { return writable_.load(std::memory_order_relaxed); }
@@ -98,18 +94,32 @@ class ChannelOutboundBuffer {
 
   void Enqueue(ByteBuf&& buf, ChannelPromise&& promise) {
     int64_t size = static_cast<int64_t>(buf.ReadableBytes());
-    unflushed_.push_back(Pending{std::move(buf), std::move(promise)});
+    if (tail_ - head_ == capacity_) Grow();
+    new (&At(tail_)) Pending{std::move(buf), std::move(promise)};
+    ++tail_;
     AddPending(size);
   }
+  Pending& At(uint64_t i) { return slots_[i & (capacity_ - 1)]; }
+  // Destroys the oldest write's slot (its promise moved out first if wanted).
+  void PopFront() {
+    At(head_).~Pending();
+    ++head_;
+  }
+  void Grow();
   void AddOther(Message&& msg, ChannelPromise&& promise);
-  void MoveUnflushed();
   void AddPending(int64_t delta);
   void SetWritable(bool writable);
 
   Channel* const channel_;
   const absl::string_view owner_;
-  std::deque<Pending> unflushed_;
-  std::deque<Pending> flushed_;
+  // The queued writes, oldest first, in a power-of-two ring of raw slots:
+  // [head_, flushed_end_) flushed, [flushed_end_, tail_) not yet. The indices only grow
+  // (slot = index & (capacity_ - 1)); a flush moves one index, not the writes.
+  Pending* slots_ = nullptr;
+  uint64_t capacity_ = 0;
+  uint64_t head_ = 0;
+  uint64_t flushed_end_ = 0;
+  uint64_t tail_ = 0;
   std::vector<ChannelPromise> done_;  // WriteTo's completed promises, reused
   bool in_write_ = false;
   std::atomic<bool> writable_{true};

@@ -100,6 +100,45 @@ TEST_F(ChannelOutboundBufferTest, OnlyFlushedWritesGoOutInOrder) {
   EXPECT_TRUE(buffer_->empty());
 }
 
+// The queue is a growable ring with a flush mark inside: writes added while earlier
+// ones wait (flushed or not), across growth and wrap-around, go out in order, and only
+// the flushed ones.
+TEST_F(ChannelOutboundBufferTest, ManyWritesAcrossGrowthAndWrapStayInOrder) {
+  SocketPair pair;
+  std::string expected;
+  std::vector<ChannelPromise> promises;
+  int next = 0;
+  auto add = [&](int n) {
+    for (int i = 0; i < n; ++i, ++next) {
+      const std::string piece = "<" + std::to_string(next) + ">";
+      promises.push_back(channel_->NewPromise());
+      buffer_->Add(BufferOf(piece), promises.back());
+      expected += piece;
+    }
+  };
+  std::string received;
+  size_t flushed_bytes = 0;
+  for (int round = 0; round < 12; ++round) {
+    add(7 + round * 3);  // grows the ring at some rounds
+    buffer_->AddFlush();
+    flushed_bytes = expected.size();
+    add(5);  // queued behind the flush mark, not sent this round
+    ASSERT_TRUE(buffer_->WriteTo(pair.writer()).ok());
+    received += pair.ReadAvailable();
+    ASSERT_EQ(received, expected.substr(0, flushed_bytes)) << "round " << round;
+    EXPECT_FALSE(buffer_->HasFlushed());
+    EXPECT_FALSE(buffer_->empty());
+    EXPECT_FALSE(promises.back().IsDone());  // behind the mark
+  }
+  buffer_->AddFlush();
+  ASSERT_TRUE(buffer_->WriteTo(pair.writer()).ok());
+  received += pair.ReadAvailable();
+  EXPECT_EQ(received, expected);
+  EXPECT_TRUE(buffer_->empty());
+  for (const ChannelPromise& p : promises) EXPECT_TRUE(p.IsSuccess());
+  EXPECT_EQ(buffer_->pending_bytes(), 0);
+}
+
 TEST_F(ChannelOutboundBufferTest, AWriteCompletesOnlyWhenAllItsBytesWent) {
   SocketPair pair;
   const std::string big(4 << 20, 'x');  // more than a socket buffer holds
