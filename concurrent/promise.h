@@ -80,6 +80,15 @@ class Promise : public Future<T> {
     return done;
   }
 
+  // Empties this handle if nothing could ever observe the promise: this handle is the
+  // last one and no listener or waiter is registered (completing it would change
+  // nothing anyone can see). Returns whether it did; otherwise the handle is kept.
+  bool ResetIfUnobserved() {
+    if (!this->core()->IsUnobserved()) return false;
+    this->Reset(nullptr);
+    return true;
+  }
+
   // Fails with `cause`. Returns InvalidArgument for an OK cause and FailedPrecondition
   // when already complete; either way nothing changes.
   absl::Status SetFailure(absl::Status cause) {

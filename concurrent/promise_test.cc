@@ -221,6 +221,23 @@ TEST(PromiseTest, TrySuccessAndResetReleasesAnUnobservedPromise) {
   EXPECT_FALSE(cancelled.TrySuccessAndReset()) << "already complete, though unobserved";
 }
 
+TEST(PromiseTest, ResetIfUnobservedKeepsAPromiseSomeoneCanSee) {
+  Promise<void> held;
+  Future<void> other = held;
+  EXPECT_FALSE(held.ResetIfUnobserved());
+  EXPECT_TRUE(held.valid());
+  Promise<void> listened;
+  int notified = 0;
+  listened.AddListener([&notified](const Future<void>&) { ++notified; });
+  EXPECT_FALSE(listened.ResetIfUnobserved());
+  ASSERT_TRUE(listened.TrySuccess());
+  EXPECT_EQ(notified, 1);
+
+  Promise<int> alone;
+  EXPECT_TRUE(alone.ResetIfUnobserved());  // released (a leak would fail the ASan run)
+  EXPECT_FALSE(alone.valid());
+}
+
 TEST(PromiseTest, MoveOnlyValue) {
   Promise<std::unique_ptr<int>> p;
   ASSERT_TRUE(p.TrySuccess(std::make_unique<int>(7)));

@@ -186,7 +186,21 @@ void HttpServerCodec::ChannelRead(ChannelHandlerContext& ctx, Message msg) {
 void HttpServerCodec::WriteBatch(ChannelHandlerContext& ctx) {
   if (!batch_) return;
   ByteBuf batch = std::move(batch_);
-  if (batch_promises_.size() == 1) {
+  // A write whose writer dropped its future is done with here: no one could see it
+  // complete. Only the rest wait for the batch's write.
+  size_t kept = 0;
+  for (size_t i = 0; i < batch_promises_.size(); ++i) {
+    if (batch_promises_[i].ResetIfUnobserved()) continue;
+    if (kept != i) batch_promises_[kept] = std::move(batch_promises_[i]);
+    ++kept;
+  }
+  batch_promises_.erase(batch_promises_.begin() + static_cast<ptrdiff_t>(kept),
+                        batch_promises_.end());
+  if (kept == 0) {
+    ctx.Write(std::move(batch));
+    return;
+  }
+  if (kept == 1) {
     ChannelPromise promise = std::move(batch_promises_.front());
     batch_promises_.clear();
     ctx.Write(std::move(batch), std::move(promise));
