@@ -100,7 +100,7 @@ absl::Status ByteBuf::ResetWriterIndex() {
   return SetWriterIndex(v_->marked_writer);
 }
 
-absl::Status ByteBuf::EnsureWritable(size_t n) {
+absl::Status ByteBuf::EnsureWritableSlow(size_t n) {
   absl::Status s = Usable();
   if (!s.ok()) return s;
   const size_t capacity = Capacity();

@@ -30,7 +30,6 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
-#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -163,7 +162,12 @@ class ByteBuf {
   // from 64 B, then in 4 MiB steps, capped at max_capacity()). OutOfRange if
   // writer_index() + n > max_capacity() (a slice never grows); ResourceExhausted if the
   // allocator has no memory; FailedPrecondition if released.
-  absl::Status EnsureWritable(size_t n);
+  absl::Status EnsureWritable(size_t n) {
+    if (ABSL_PREDICT_TRUE(v_ != nullptr && Alive() && n <= Capacity() - v_->writer)) {
+      return absl::OkStatus();
+    }
+    return EnsureWritableSlow(n);
+  }
 
   // Moves the readable bytes to index 0 (reader_index() becomes 0), adjusting marks.
   absl::Status DiscardReadBytes();
@@ -390,6 +394,8 @@ class ByteBuf {
   // The error for a read of `n` bytes that the fast path refused.
   absl::Status ReadError(size_t n) const;
   absl::Status Usable() const;
+  // EnsureWritable when the room is not there already (or the handle is unusable).
+  absl::Status EnsureWritableSlow(size_t n);
   absl::StatusOr<ByteBuf> Derive(size_t index, size_t length, bool slice,
                                  bool retained) const;
   // Releases the owned reference (if any) and this handle's view.
