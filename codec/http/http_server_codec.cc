@@ -13,6 +13,12 @@
 namespace gyre {
 namespace {
 
+// Closes the channel once the write of `promise` completes (whatever its outcome).
+void CloseAfterWrite(ChannelHandlerContext& ctx, ChannelPromise& promise) {
+  promise.AddListener(
+      [ch = ctx.channel().shared_from_this()](const ChannelFuture&) { ch->Close(); });
+}
+
 constexpr size_t kMaxLimit = size_t{1} << 30;
 constexpr absl::string_view kCrlf = "\r\n";
 constexpr absl::string_view kLastChunk = "0\r\n\r\n";
@@ -114,7 +120,8 @@ absl::Status HttpServerCodec::Decode(ChannelHandlerContext& ctx, ByteBuf& in,
       return absl::OkStatus();
     case HttpRequestParser::kRequest: {
       HttpRequest req = parser_.TakeRequest();
-      requests_.push_back(Pending{req.method() == "HEAD"});
+      requests_.push_back(
+          Pending{req.method() == "HEAD", req.keep_alive(), req.version() == HttpVersion::kHttp10});
       // RFC 9112 9.6: no further request is processed on a connection that will close.
       if (!req.keep_alive()) discarding_ = true;
       out.push_back(std::move(req));
@@ -283,14 +290,29 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
     return;
   }
   const bool informational = status < 200;
-  const bool head = !informational && !requests_.empty() && requests_.front().head;
+  const Pending answered = !informational && !requests_.empty() ? requests_.front() : Pending{};
+  const bool head = answered.head;
   const bool bodiless = informational || status == 204 || status == 304;
   const bool chunked = resp.chunked() && !bodiless;
   const bool send_body = !head && !bodiless && !resp.body().empty();
+  // Persistence (options_.keep_alive), as HttpServerKeepAliveHandler decides it.
+  bool close = false;
+  absl::string_view connection;
+  if (options_.keep_alive && !informational) {
+    close = !answered.keep_alive || resp.connection_close();
+    if (!resp.has_connection()) {
+      if (close) {
+        connection = "Connection: close\r\n";
+      } else if (answered.http10) {
+        connection = "Connection: keep-alive\r\n";
+      }
+    }
+  }
   // A shared response is immutable: written again (a cached reply), its bytes are those
   // of its last encoding, which `encoded_shared_` keeps alive.
   const bool cacheable = shared != nullptr && !chunked;
-  const bool hit = cacheable && *shared == encoded_shared_ && head == encoded_for_head_;
+  const bool hit = cacheable && *shared == encoded_shared_ && head == encoded_for_head_ &&
+                   connection == encoded_connection_;
   const absl::string_view reason = hit ? absl::string_view() : HttpReasonPhrase(status);
   char status_digits[3] = {static_cast<char>('0' + status / 100),
                            static_cast<char>('0' + status / 10 % 10),
@@ -300,7 +322,8 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
   const absl::string_view body_size_hex =
       chunked && send_body ? Hex(resp.body().size(), hex) : absl::string_view();
 
-  size_t size = 9 + 3 + 1 + reason.size() + 2 + resp.header_block().size() + 2;
+  size_t size =
+      9 + 3 + 1 + reason.size() + 2 + resp.header_block().size() + connection.size() + 2;
   if (hit) {
     size = encoded_.size();
   } else if (chunked) {
@@ -336,7 +359,7 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
     out << encoded_;
   } else if (chunked) {
     out << VersionText(resp.version()) << absl::string_view(status_digits, 3) << " " << reason
-        << kCrlf << resp.header_block();
+        << kCrlf << resp.header_block() << connection;
     out << "Transfer-Encoding: chunked\r\n\r\n";
     if (send_body) out << body_size_hex << kCrlf << resp.body() << kCrlf;
     if (resp.end_stream()) {
@@ -348,7 +371,7 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
     }
   } else {
     out << VersionText(resp.version()) << absl::string_view(status_digits, 3) << " " << reason
-        << kCrlf << resp.header_block();
+        << kCrlf << resp.header_block() << connection;
     if (!resp.has_content_length() && !bodiless) {
       out << "Content-Length: " << length.Piece() << kCrlf;
     }
@@ -367,6 +390,14 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
     encoded_.assign(mine.data(), mine.size());
     encoded_shared_ = *shared;
     encoded_for_head_ = head;
+    encoded_connection_ = connection;
+  }
+  if (close) {
+    if (ends) {
+      CloseAfterWrite(ctx, promise);
+    } else {
+      close_after_chunks_ = true;
+    }
   }
   if (batch) {
     batch_promises_.push_back(std::move(promise));
@@ -400,10 +431,12 @@ void HttpServerCodec::WriteChunk(ChannelHandlerContext& ctx, HttpChunk& chunk,
     promise.TryFailure(absl::InternalError("HttpServerCodec: chunk larger than sized"));
     return;
   }
+  if (chunk.last && close_after_chunks_) CloseAfterWrite(ctx, promise);
   ctx.Write(*std::move(buf), std::move(promise));
   if (chunk.last) {
     in_chunked_response_ = false;
     chunked_response_to_head_ = false;
+    close_after_chunks_ = false;
     Answered(ctx);
   }
 }
@@ -416,12 +449,6 @@ void HttpServerKeepAliveHandler::ChannelRead(ChannelHandlerContext& ctx, Message
     requests_.push_back(Pending{req->keep_alive(), req->version() == HttpVersion::kHttp10});
   }
   ctx.FireChannelRead(std::move(msg));
-}
-
-void HttpServerKeepAliveHandler::CloseAfter(ChannelHandlerContext& ctx,
-                                            ChannelPromise& promise) {
-  promise.AddListener(
-      [ch = ctx.channel().shared_from_this()](const ChannelFuture&) { ch->Close(); });
 }
 
 void HttpServerKeepAliveHandler::Write(ChannelHandlerContext& ctx, Message msg,
@@ -458,13 +485,13 @@ void HttpServerKeepAliveHandler::Write(ChannelHandlerContext& ctx, Message msg,
         in_chunked_response_ = true;
         close_after_chunks_ = close;
       } else if (close) {
-        CloseAfter(ctx, promise);
+        CloseAfterWrite(ctx, promise);
       }
     }
   } else if (const HttpChunk* chunk = msg.Get<HttpChunk>()) {
     if (chunk->last && in_chunked_response_) {
       in_chunked_response_ = false;
-      if (close_after_chunks_) CloseAfter(ctx, promise);
+      if (close_after_chunks_) CloseAfterWrite(ctx, promise);
       close_after_chunks_ = false;
     }
   }

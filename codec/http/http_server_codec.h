@@ -6,6 +6,9 @@
 //   ch.pipeline().AddLast("keep-alive", std::make_shared<HttpServerKeepAliveHandler>());
 //   ch.pipeline().AddLast("app", std::make_shared<MyHandler>());  // gets HttpRequest
 //
+// (or HttpServerCodecOptions::keep_alive, which does the keep-alive handler's part in
+// the codec.)
+//
 // Inbound: bytes go through an HttpRequestParser (see its header for the grammar and the
 // limits). Each complete request is fired as an HttpRequest. Pipelined requests are
 // fired in order as they arrive. After a request whose connection does not persist
@@ -64,6 +67,12 @@ struct HttpServerCodecOptions {
   bool send_continue = true;
   // Where encoded responses are allocated; nullptr = PooledByteBufAllocator::Default().
   ByteBufAllocator* alloc = nullptr;
+  // Keep the connection's persistence in the codec, exactly as HttpServerKeepAliveHandler
+  // does (the same Connection fields, the same closes), without a handler of its own:
+  // one pipeline hop fewer for every request and response. A shared response that needs
+  // a Connection field is not copied: the field is added as it is encoded. Use this or
+  // the handler, not both.
+  bool keep_alive = false;
 };
 
 class HttpServerCodec final : public ByteToMessageDecoder {
@@ -92,7 +101,9 @@ class HttpServerCodec final : public ByteToMessageDecoder {
 
  private:
   struct Pending {
-    bool head = false;  // a HEAD request: responses carry no body
+    bool head = false;        // a HEAD request: responses carry no body
+    bool keep_alive = true;   // the request lets the connection persist
+    bool http10 = false;
   };
 
   // `shared`: the response's shared handle when it came as a SharedHttpResponse.
@@ -112,6 +123,7 @@ class HttpServerCodec final : public ByteToMessageDecoder {
   std::deque<Pending> requests_;
   bool in_chunked_response_ = false;
   bool chunked_response_to_head_ = false;
+  bool close_after_chunks_ = false;  // options_.keep_alive: the chunked response closes
   bool discarding_ = false;  // after a non-persistent request or an error
   bool error_pending_ = false;
   // Responses written while a read is decoded (pipelined requests answered at once) are
@@ -125,6 +137,7 @@ class HttpServerCodec final : public ByteToMessageDecoder {
   // whether it answered a HEAD request, and its bytes.
   SharedHttpResponse encoded_shared_;
   bool encoded_for_head_ = false;
+  absl::string_view encoded_connection_;  // the Connection line added to it, if any
   std::string encoded_;
   std::vector<ChannelPromise> batch_promises_;
 };
@@ -150,8 +163,6 @@ class HttpServerKeepAliveHandler final : public ChannelDuplexHandler {
     bool keep_alive = true;
     bool http10 = false;
   };
-  void CloseAfter(ChannelHandlerContext& ctx, ChannelPromise& promise);
-
   std::deque<Pending> requests_;
   bool close_after_chunks_ = false;
   bool in_chunked_response_ = false;

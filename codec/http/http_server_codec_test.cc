@@ -64,12 +64,19 @@ std::string Expected200(absl::string_view body, absl::string_view extra_headers 
                       "Content-Length: ", body.size(), "\r\n\r\n", body);
 }
 
+// Where connection persistence is kept: nowhere, in HttpServerKeepAliveHandler, or in
+// the codec (HttpServerCodecOptions::keep_alive). The last two must behave the same.
+enum class KeepAlive { kNone, kHandler, kCodec };
+
 struct Fixture {
-  explicit Fixture(HttpServerCodecOptions options = {}, bool keep_alive = false) {
+  explicit Fixture(HttpServerCodecOptions options = {}, KeepAlive keep_alive = KeepAlive::kNone) {
     responder = std::make_shared<Responder>();
+    options.keep_alive = keep_alive == KeepAlive::kCodec;
     std::vector<std::shared_ptr<ChannelHandler>> handlers = {
         std::make_shared<HttpServerCodec>(options)};
-    if (keep_alive) handlers.push_back(std::make_shared<HttpServerKeepAliveHandler>());
+    if (keep_alive == KeepAlive::kHandler) {
+      handlers.push_back(std::make_shared<HttpServerKeepAliveHandler>());
+    }
     handlers.push_back(responder);
     ch = EmbeddedChannel::Create(handlers);
   }
@@ -252,10 +259,17 @@ TEST(HttpServerCodecTest, ErrorResponseFollowsOutstandingResponses) {
   EXPECT_FALSE(f.ch->IsOpen());
 }
 
+class HttpKeepAliveTest : public ::testing::TestWithParam<KeepAlive> {};
+INSTANTIATE_TEST_SUITE_P(HandlerOrCodec, HttpKeepAliveTest,
+                         ::testing::Values(KeepAlive::kHandler, KeepAlive::kCodec),
+                         [](const ::testing::TestParamInfo<KeepAlive>& info) {
+                           return info.param == KeepAlive::kHandler ? "Handler" : "Codec";
+                         });
+
 // RFC 9112 9.6: after "Connection: close" no further request is processed; with the
 // keep-alive handler the response says so and the channel closes once it is written.
-TEST(HttpServerCodecTest, ConnectionCloseStopsTheConnection) {
-  Fixture f({}, /*keep_alive=*/true);
+TEST_P(HttpKeepAliveTest, ConnectionCloseStopsTheConnection) {
+  Fixture f({}, GetParam());
   f.ch->WriteInbound(Buf("GET /1 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
                          "GET /2 HTTP/1.1\r\nHost: a\r\n\r\n"));
   EXPECT_EQ(f.Out(), Expected200("GET /1", "Connection: close\r\n"));
@@ -264,8 +278,8 @@ TEST(HttpServerCodecTest, ConnectionCloseStopsTheConnection) {
   EXPECT_EQ(f.ch->CheckException(), absl::OkStatus());
 }
 
-TEST(HttpServerCodecTest, KeepAliveHandlerHttp10) {
-  Fixture f({}, /*keep_alive=*/true);
+TEST_P(HttpKeepAliveTest, KeepAliveHttp10) {
+  Fixture f({}, GetParam());
   f.ch->WriteInbound(Buf("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
   EXPECT_EQ(f.Out(), Expected200("GET /a", "Connection: keep-alive\r\n"));
   EXPECT_TRUE(f.ch->IsOpen());
@@ -275,8 +289,8 @@ TEST(HttpServerCodecTest, KeepAliveHandlerHttp10) {
 }
 
 // A response that itself says "Connection: close" closes the channel too.
-TEST(HttpServerCodecTest, KeepAliveHandlerHonoursResponseClose) {
-  Fixture f({}, /*keep_alive=*/true);
+TEST_P(HttpKeepAliveTest, KeepAliveHonoursResponseClose) {
+  Fixture f({}, GetParam());
   f.HoldRequests("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   HttpResponse resp(503);
   resp.AddHeader("Connection", "close");
@@ -288,8 +302,8 @@ TEST(HttpServerCodecTest, KeepAliveHandlerHonoursResponseClose) {
 
 // A SharedHttpResponse is encoded as the same HttpResponse would be, any number of
 // times, and is never changed by the pipeline.
-TEST(HttpServerCodecTest, SharedResponseEncodedWithoutChange) {
-  Fixture f({}, /*keep_alive=*/true);
+TEST_P(HttpKeepAliveTest, SharedResponseEncodedWithoutChange) {
+  Fixture f({}, GetParam());
   f.HoldRequests("GET /1 HTTP/1.1\r\nHost: a\r\n\r\n"
                  "GET /2 HTTP/1.1\r\nHost: a\r\n\r\n");
   auto shared = std::make_shared<HttpResponse>(200);
@@ -326,10 +340,11 @@ TEST(HttpServerCodecTest, SharedResponseReencodedWhereTheAnswerDiffers) {
                                   Expected200("same"), Expected200("other")));
 }
 
-// HttpServerKeepAliveHandler adds "Connection: close" to a copy of a shared response,
-// leaving the shared one as it was.
-TEST(HttpServerCodecTest, KeepAliveHandlerCopiesASharedResponseItMustChange) {
-  Fixture f({}, /*keep_alive=*/true);
+// A shared response that must carry "Connection: close" goes out with it, and the
+// shared one stays as it was (the handler writes a changed copy; the codec adds the
+// field as it encodes).
+TEST_P(HttpKeepAliveTest, KeepAliveNeverChangesASharedResponse) {
+  Fixture f({}, GetParam());
   f.HoldRequests("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
   auto shared = std::make_shared<HttpResponse>(200);
   shared->AddHeader("Content-Type", "text/plain");
@@ -339,6 +354,39 @@ TEST(HttpServerCodecTest, KeepAliveHandlerCopiesASharedResponseItMustChange) {
   EXPECT_FALSE(shared->has_connection());
   EXPECT_EQ(shared->header_block(), "Content-Type: text/plain\r\n");
   EXPECT_FALSE(f.ch->IsOpen());
+}
+
+// A chunked response to a request that closes the connection closes it after its last
+// chunk, not before.
+TEST_P(HttpKeepAliveTest, AChunkedResponseClosesAfterItsLastChunk) {
+  Fixture f({}, GetParam());
+  f.HoldRequests("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  HttpResponse resp(200);
+  resp.set_body("first");
+  resp.set_chunked(true, /*end_stream=*/false);
+  f.ch->WriteOutbound(std::move(resp));
+  f.ch->WriteOutbound(HttpChunk{"more", false});
+  EXPECT_TRUE(f.ch->IsOpen());
+  f.ch->WriteOutbound(HttpChunk{"", true});
+  EXPECT_EQ(f.Out(), "HTTP/1.1 200 OK\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     "5\r\nfirst\r\n4\r\nmore\r\n0\r\n\r\n");
+  EXPECT_FALSE(f.ch->IsOpen());
+}
+
+// The same shared response answers requests that persist and one that does not: each
+// answer carries its own Connection field (the codec's encoding cache keys on it).
+TEST_P(HttpKeepAliveTest, ASharedResponseAnswersPersistentAndClosingRequests) {
+  Fixture f({}, GetParam());
+  f.HoldRequests("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+                 "GET /3 HTTP/1.1\r\nHost: a\r\n\r\nGET /4 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  auto shared = std::make_shared<HttpResponse>(200);
+  shared->AddHeader("Content-Type", "text/plain");
+  shared->set_body("same");
+  for (int i = 0; i < 4; ++i) f.ch->WriteOutbound(SharedHttpResponse(shared));
+  EXPECT_EQ(f.Out(), absl::StrCat(Expected200("same"), Expected200("same", "Connection: keep-alive\r\n"),
+                                  Expected200("same"), Expected200("same", "Connection: close\r\n")));
+  EXPECT_FALSE(f.ch->IsOpen());
+  EXPECT_FALSE(shared->has_connection());
 }
 
 TEST(HttpServerCodecTest, NullSharedResponseFailsItsWrite) {

@@ -2,7 +2,7 @@
 // `GET /plaintext` and `GET /` (and HEAD) answer 200 "Hello, World!" as text/plain with
 // Content-Length, Server and Date; other paths 404; other methods on those paths 405.
 //
-//   AddHelloPipeline(channel.pipeline());   // codec + keep-alive + this handler
+//   AddHelloPipeline(channel.pipeline());   // codec (keeping connections alive) + this handler
 //
 // Errors the codec already answered (a 400 and a close) are counted, not logged; any
 // other exception closes the connection.
@@ -38,7 +38,7 @@ class HelloHandler final : public ChannelInboundHandler {
   std::atomic<uint64_t> bad_requests_{0};
 };
 
-// Adds "http" (HttpServerCodec), "keep-alive" and "hello" (`handler`) to `pipeline`.
+// Adds "http" (HttpServerCodec with keep_alive) and "hello" (`handler`) to `pipeline`.
 absl::Status AddHelloPipeline(ChannelPipeline& pipeline, std::shared_ptr<HelloHandler> handler);
 
 }  // namespace gyre

@@ -1,5 +1,5 @@
-// The TechEmpower plaintext server on gyre: HttpServerCodec, the keep-alive handler and
-// HelloHandler in each connection's pipeline.
+// The TechEmpower plaintext server on gyre: HttpServerCodec (keeping connections alive)
+// and HelloHandler in each connection's pipeline.
 //
 //   hello_server --port=8080 --threads=1
 //   hello_server --port=8080 --transport=oio        # a thread per connection
