@@ -22,6 +22,7 @@
 #define GYRE_CODEC_HTTP_HTTP_MESSAGE_H_
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,9 +44,10 @@ class HttpRequest {
   absl::string_view target() const { return View(target_); }
   // The target without its query ("/a?b" -> "/a").
   absl::string_view path() const {
-    absl::string_view t = target();
-    const size_t q = t.find('?');
-    return q == absl::string_view::npos ? t : t.substr(0, q);
+    const absl::string_view t = target();
+    const void* q = t.empty() ? nullptr : std::memchr(t.data(), '?', t.size());
+    if (q == nullptr) return t;
+    return t.substr(0, static_cast<size_t>(static_cast<const char*>(q) - t.data()));
   }
   HttpVersion version() const { return version_; }
   // Whether the connection stays open after the response (RFC 9112 9.3: HTTP/1.1

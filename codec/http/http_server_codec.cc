@@ -65,6 +65,17 @@ absl::string_view VersionText(HttpVersion v) {
 }
 
 // Lower-case hex of n into buf (at least 16 bytes); returns the digits.
+// `n` in decimal, written at the end of `buf` (20 bytes).
+absl::string_view Decimal(uint64_t n, char* buf) {
+  char* end = buf + 20;
+  char* p = end;
+  do {
+    *--p = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n != 0);
+  return absl::string_view(p, static_cast<size_t>(end - p));
+}
+
 absl::string_view Hex(uint64_t n, char* buf) {
   char* end = buf + 16;
   char* p = end;
@@ -317,7 +328,9 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
   char status_digits[3] = {static_cast<char>('0' + status / 100),
                            static_cast<char>('0' + status / 10 % 10),
                            static_cast<char>('0' + status % 10)};
-  const absl::AlphaNum length(hit ? size_t{0} : resp.body().size());
+  char length_digits[20];
+  const absl::string_view length =
+      hit || chunked ? absl::string_view() : Decimal(resp.body().size(), length_digits);
   char hex[16];
   const absl::string_view body_size_hex =
       chunked && send_body ? Hex(resp.body().size(), hex) : absl::string_view();
@@ -373,7 +386,7 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
     out << VersionText(resp.version()) << absl::string_view(status_digits, 3) << " " << reason
         << kCrlf << resp.header_block() << connection;
     if (!resp.has_content_length() && !bodiless) {
-      out << "Content-Length: " << length.Piece() << kCrlf;
+      out << "Content-Length: " << length << kCrlf;
     }
     out << kCrlf;
     if (send_body) out << resp.body();
