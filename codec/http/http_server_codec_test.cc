@@ -377,14 +377,18 @@ TEST_P(HttpKeepAliveTest, AChunkedResponseClosesAfterItsLastChunk) {
 // answer carries its own Connection field (the codec's encoding cache keys on it).
 TEST_P(HttpKeepAliveTest, ASharedResponseAnswersPersistentAndClosingRequests) {
   Fixture f({}, GetParam());
-  f.HoldRequests("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
-                 "GET /3 HTTP/1.1\r\nHost: a\r\n\r\nGET /4 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  f.HoldRequests(
+      "GET /1 HTTP/1.1\r\nHost: a\r\n\r\n"
+      "GET /2 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+      "GET /3 HTTP/1.1\r\nHost: a\r\n\r\n"
+      "GET /4 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
   auto shared = std::make_shared<HttpResponse>(200);
   shared->AddHeader("Content-Type", "text/plain");
   shared->set_body("same");
   for (int i = 0; i < 4; ++i) f.ch->WriteOutbound(SharedHttpResponse(shared));
-  EXPECT_EQ(f.Out(), absl::StrCat(Expected200("same"), Expected200("same", "Connection: keep-alive\r\n"),
-                                  Expected200("same"), Expected200("same", "Connection: close\r\n")));
+  EXPECT_EQ(f.Out(),
+            absl::StrCat(Expected200("same"), Expected200("same", "Connection: keep-alive\r\n"),
+                         Expected200("same"), Expected200("same", "Connection: close\r\n")));
   EXPECT_FALSE(f.ch->IsOpen());
   EXPECT_FALSE(shared->has_connection());
 }

@@ -204,9 +204,9 @@ class ScheduledTaskRef {
 // with base aligned to a bucket. A timer whose deadline falls in that window goes to its
 // bucket (an intrusive list, unordered); an earlier one moves the window back to its
 // bucket when the wheel's latest timer stays inside; any other (and any while the wheel
-// is empty and the timer would be the earliest) goes to the heap. The invariant: the heap's earliest
-// deadline is before the start of the earliest non-empty bucket, and the heap is not
-// empty while the wheel is not. Whenever a change breaks it, the earliest bucket moves
+// is empty and the timer would be the earliest) goes to the heap. The invariant: the
+// heap's earliest deadline is before the start of the earliest non-empty bucket, and
+// the heap is not empty while the wheel is not. Whenever a change breaks it, the earliest bucket moves
 // into the heap (each timer keeps its sequence number, so equal deadlines still come
 // out in scheduling order) and base moves past it. So Peek() is exact: the timer with
 // the least (deadline, seq) of all. The heap's elements know their index (removal
