@@ -206,12 +206,12 @@ class ScheduledTaskRef {
 // bucket when the wheel's latest timer stays inside; any other (and any while the wheel
 // is empty and the timer would be the earliest) goes to the heap. The invariant: the
 // heap's earliest deadline is before the start of the earliest non-empty bucket, and
-// the heap is not empty while the wheel is not. Whenever a change breaks it, the earliest bucket moves
-// into the heap (each timer keeps its sequence number, so equal deadlines still come
-// out in scheduling order) and base moves past it. So Peek() is exact: the timer with
-// the least (deadline, seq) of all. The heap's elements know their index (removal
-// O(log n)); the keys live in the heap array, so sifting does not touch the tasks.
-// Holds one reference per element.
+// the heap is not empty while the wheel is not. Whenever a change breaks it, the
+// earliest bucket moves into the heap (each timer keeps its sequence number, so equal
+// deadlines still come out in scheduling order) and base moves past it. So Peek() is
+// exact: the timer with the least (deadline, seq) of all. The heap's elements know
+// their index (removal O(log n)); the keys live in the heap array, so sifting does not
+// touch the tasks. Holds one reference per element.
 //
 // Thread safety: loop-confined (or under the owner's lock).
 class ScheduledTaskHeap {
