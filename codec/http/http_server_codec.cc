@@ -204,20 +204,22 @@ void HttpServerCodec::ChannelRead(ChannelHandlerContext& ctx, Message msg) {
 void HttpServerCodec::WriteBatch(ChannelHandlerContext& ctx) {
   if (!batch_) return;
   ByteBuf batch = std::move(batch_);
+  if (batch_promises_.empty()) {  // only a response that failed to encode started it
+    ctx.Write(std::move(batch));
+    return;
+  }
   // A write whose writer dropped its future is done with here: no one could see it
-  // complete. Only the rest wait for the batch's write.
-  size_t kept = 0;
-  for (size_t i = 0; i < batch_promises_.size(); ++i) {
+  // complete. Only the rest wait for the batch's write. The first is always kept: it
+  // can be the batch's own promise (the transport releases it as cheaply when it turns
+  // out unobserved), so a batch of one response makes no promise of its own.
+  size_t kept = 1;
+  for (size_t i = 1; i < batch_promises_.size(); ++i) {
     if (batch_promises_[i].ResetIfUnobserved()) continue;
     if (kept != i) batch_promises_[kept] = std::move(batch_promises_[i]);
     ++kept;
   }
   batch_promises_.erase(batch_promises_.begin() + static_cast<ptrdiff_t>(kept),
                         batch_promises_.end());
-  if (kept == 0) {
-    ctx.Write(std::move(batch));
-    return;
-  }
   if (kept == 1) {
     ChannelPromise promise = std::move(batch_promises_.front());
     batch_promises_.clear();
