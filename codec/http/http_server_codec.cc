@@ -13,6 +13,26 @@
 namespace gyre {
 namespace {
 
+// What a final response to a request does to the connection (RFC 9112 9.3), as
+// HttpServerKeepAliveHandler and HttpServerCodecOptions::keep_alive decide it: whether
+// the channel closes after it, and the Connection value to add ("" for none).
+struct Persistence {
+  bool close = false;
+  absl::string_view connection;
+};
+Persistence DecidePersistence(bool request_keep_alive, bool http10, const HttpResponse& resp) {
+  Persistence p;
+  p.close = !request_keep_alive || resp.connection_close();
+  if (!resp.has_connection()) {
+    if (p.close) {
+      p.connection = "close";
+    } else if (http10) {
+      p.connection = "keep-alive";
+    }
+  }
+  return p;
+}
+
 // Closes the channel once the write of `promise` completes (whatever its outcome).
 void CloseAfterWrite(ChannelHandlerContext& ctx, ChannelPromise& promise) {
   promise.AddListener(
@@ -64,7 +84,6 @@ absl::string_view VersionText(HttpVersion v) {
   return v == HttpVersion::kHttp10 ? "HTTP/1.0 " : "HTTP/1.1 ";
 }
 
-// Lower-case hex of n into buf (at least 16 bytes); returns the digits.
 // `n` in decimal, written at the end of `buf` (20 bytes).
 absl::string_view Decimal(uint64_t n, char* buf) {
   char* end = buf + 20;
@@ -76,6 +95,7 @@ absl::string_view Decimal(uint64_t n, char* buf) {
   return absl::string_view(p, static_cast<size_t>(end - p));
 }
 
+// Lower-case hex of n into buf (at least 16 bytes); returns the digits.
 absl::string_view Hex(uint64_t n, char* buf) {
   char* end = buf + 16;
   char* p = end;
@@ -308,17 +328,16 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
   const bool bodiless = informational || status == 204 || status == 304;
   const bool chunked = resp.chunked() && !bodiless;
   const bool send_body = !head && !bodiless && !resp.body().empty();
-  // Persistence (options_.keep_alive), as HttpServerKeepAliveHandler decides it.
+  // Persistence (options_.keep_alive): the Connection line appended to the headers.
   bool close = false;
   absl::string_view connection;
   if (options_.keep_alive && !informational) {
-    close = !answered.keep_alive || resp.connection_close();
-    if (!resp.has_connection()) {
-      if (close) {
-        connection = "Connection: close\r\n";
-      } else if (answered.http10) {
-        connection = "Connection: keep-alive\r\n";
-      }
+    const Persistence p = DecidePersistence(answered.keep_alive, answered.http10, resp);
+    close = p.close;
+    if (p.connection == "close") {
+      connection = "Connection: close\r\n";
+    } else if (p.connection == "keep-alive") {
+      connection = "Connection: keep-alive\r\n";
     }
   }
   // A shared response is immutable: written again (a cached reply), its bytes are those
@@ -478,23 +497,16 @@ void HttpServerKeepAliveHandler::Write(ChannelHandlerContext& ctx, Message msg,
         p = requests_.front();
         requests_.pop_front();
       }
-      const bool close = !p.keep_alive || resp->connection_close();
-      const char* connection = nullptr;
-      if (!resp->has_connection()) {
-        if (close) {
-          connection = "close";
-        } else if (p.http10) {
-          connection = "keep-alive";
-        }
-      }
-      if (connection != nullptr) {
+      const Persistence decided = DecidePersistence(p.keep_alive, p.http10, *resp);
+      const bool close = decided.close;
+      if (!decided.connection.empty()) {
         if (own == nullptr) {
           // A shared response is never changed: write a changed copy.
           msg = HttpResponse(*resp);
           own = msg.Get<HttpResponse>();
           resp = own;
         }
-        own->AddHeader("Connection", connection);
+        own->AddHeader("Connection", decided.connection);
       }
       if (resp->chunked() && !resp->end_stream()) {
         in_chunked_response_ = true;
