@@ -152,8 +152,9 @@ class FutureCoreBase {
 
   // The failure or cancellation cause; OK while pending or on success.
   absl::Status Cause() const {
-    uint32_t k = kind();
-    return (k == kFailure || k == kCancelled) ? cause_ : absl::OkStatus();
+    const uint32_t k = kind();
+    if (k == kFailure) return cause_;
+    return k == kCancelled ? CancelledCause() : absl::OkStatus();
   }
 
   bool SetUncancellable() {
@@ -272,7 +273,9 @@ class FutureCoreBase {
   std::atomic<uint32_t> state_{kPending};
   std::atomic<int32_t> refs_{1};
   EventExecutor* const executor_;
-  // Written under the lock before a failure/cancel kind is published; then immutable.
+  // Written under the lock before a failure kind is published; then immutable. A
+  // cancelled core keeps it OK: its cause is the shared CancelledCause(), copied only
+  // when asked for (a cancel then costs no reference-count traffic on a shared Status).
   absl::Status cause_;
   // Guarded by the lock bit.
   WaitBlock* waiters_ = nullptr;
@@ -306,16 +309,21 @@ class FutureCore : public FutureCoreBase {
   }
 
   // `cause` must be non-OK (checked by the caller).
-  bool TryFailure(absl::Status cause, uint32_t target = kFailure) {
-    uint32_t s = LockForCompletion(target);
+  bool TryFailure(absl::Status cause) {
+    uint32_t s = LockForCompletion(kFailure);
     if (s == 0) return false;
     cause_ = std::move(cause);
-    FinishCompletion(s, target);
-    if (target == kCancelled) OnCancelled();
+    FinishCompletion(s, kFailure);
     return true;
   }
 
-  bool Cancel() { return TryFailure(CancelledCause(), kCancelled); }
+  bool Cancel() {
+    uint32_t s = LockForCompletion(kCancelled);
+    if (s == 0) return false;
+    FinishCompletion(s, kCancelled);
+    OnCancelled();
+    return true;
+  }
 
   template <typename F>
   ListenerId AddListener(F&& f) {
