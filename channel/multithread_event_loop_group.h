@@ -58,20 +58,6 @@ class MultithreadEventLoopGroup : public MultithreadEventExecutorGroup, public E
   std::vector<EventExecutor*> executors() const override {
     return MultithreadEventExecutorGroup::executors();
   }
-  using MultithreadEventExecutorGroup::ShutdownGracefully;
-  Future<void> ShutdownGracefully(absl::Duration quiet_period, absl::Duration timeout) override {
-    return MultithreadEventExecutorGroup::ShutdownGracefully(quiet_period, timeout);
-  }
-  Future<void> TerminationFuture() const override {
-    return MultithreadEventExecutorGroup::TerminationFuture();
-  }
-  bool IsShuttingDown() const override { return MultithreadEventExecutorGroup::IsShuttingDown(); }
-  bool IsShutdown() const override { return MultithreadEventExecutorGroup::IsShutdown(); }
-  bool IsTerminated() const override { return MultithreadEventExecutorGroup::IsTerminated(); }
-  bool AwaitTermination(absl::Duration timeout) override {
-    return MultithreadEventExecutorGroup::AwaitTermination(timeout);
-  }
-
   std::string_view GroupKind() const override { return "event_loop"; }
 
   // The loops, in creation order (fixed once the group is created).

@@ -80,26 +80,6 @@ class SingleThreadEventLoop : public SingleThreadEventExecutor, public EventLoop
     return {const_cast<SingleThreadEventLoop*>(this)};
   }
   EventLoopGroup* parent() const override { return parent_; }
-  absl::Status Execute(absl::AnyInvocable<void()> task) override {
-    return SingleThreadEventExecutor::Execute(std::move(task));
-  }
-  using SingleThreadEventExecutor::ShutdownGracefully;
-  Future<void> ShutdownGracefully(absl::Duration quiet_period, absl::Duration timeout) override {
-    return SingleThreadEventExecutor::ShutdownGracefully(quiet_period, timeout);
-  }
-  Future<void> TerminationFuture() const override {
-    return SingleThreadEventExecutor::TerminationFuture();
-  }
-  bool IsShuttingDown() const override { return SingleThreadEventExecutor::IsShuttingDown(); }
-  bool IsShutdown() const override { return SingleThreadEventExecutor::IsShutdown(); }
-  bool IsTerminated() const override { return SingleThreadEventExecutor::IsTerminated(); }
-  bool AwaitTermination(absl::Duration timeout) override {
-    return SingleThreadEventExecutor::AwaitTermination(timeout);
-  }
-  const Ticker* ticker() const override { return SingleThreadEventExecutor::ticker(); }
-  absl::Status ScheduleTask(internal::ScheduledTaskRef& task) override {
-    return SingleThreadEventExecutor::ScheduleTask(task);
-  }
   // The executor's snapshot plus the event-loop fields: registered channels, I/O time.
   ExecutorSnapshot Snapshot() const override;
 
