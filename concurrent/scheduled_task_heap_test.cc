@@ -99,6 +99,37 @@ TEST(ScheduledTaskHeapTest, RemovingFromTheWheelIsExactAndReturnsTheReference) {
   EXPECT_EQ(far.refs(), 1);
 }
 
+TEST(ScheduledTaskHeapTest, RemoveDoneFromHeapLeavesTheWheelAlone) {
+  ScheduledTaskHeap q;
+  std::vector<std::unique_ptr<FakeTask>> tasks;
+  // Saturated deadlines never enter the wheel: these five stay in the heap.
+  for (int i = 0; i < 5; ++i) {
+    tasks.push_back(std::make_unique<FakeTask>(INT64_MAX - 5 + i));
+    q.Push(Adopt(tasks.back().get()));
+  }
+  tasks.push_back(std::make_unique<FakeTask>(10));  // the earliest: the heap
+  q.Push(Adopt(tasks.back().get()));
+  tasks.push_back(std::make_unique<FakeTask>(50 * kBucket));  // the wheel
+  q.Push(Adopt(tasks.back().get()));
+  ASSERT_EQ(q.wheel_size(), 1u);
+  ASSERT_EQ(q.heap_size(), 6u);
+  EXPECT_TRUE(q.InHeap(tasks[0].get()));
+  EXPECT_FALSE(q.InHeap(tasks[6].get()));
+  for (int i : {1, 3, 5, 6}) tasks[i]->set_done();
+  // Only the heap's done tasks go (1, 3 and the earliest, 5); the wheel's stays linked.
+  EXPECT_EQ(q.RemoveDoneFromHeap(), 3u);
+  EXPECT_EQ(q.size(), 4u);
+  EXPECT_EQ(tasks[6]->refs(), 2);
+  for (int i : {1, 3, 5}) EXPECT_EQ(tasks[i]->refs(), 1) << i;
+  EXPECT_FALSE(q.InHeap(tasks[5].get()));
+  // The order is intact: the wheel's timer (now the earliest) first, then 0, 2, 4.
+  std::vector<ScheduledTask*> order;
+  while (!q.empty()) order.push_back(q.Pop().release());
+  EXPECT_EQ(order, (std::vector<ScheduledTask*>{tasks[6].get(), tasks[0].get(), tasks[2].get(),
+                                                tasks[4].get()}));
+  for (ScheduledTask* t : order) t->Unref();
+}
+
 TEST(ScheduledTaskHeapTest, RemoveDoneSweepsTheWheelToo) {
   ScheduledTaskHeap q;
   std::vector<std::unique_ptr<FakeTask>> tasks;

@@ -114,23 +114,23 @@ absl::Status SingleThreadEventExecutor::Offer(absl::AnyInvocable<void()>& task, 
   uint64_t old;
   bool full = false;
   if (ABSL_PREDICT_TRUE(!bounded)) {
-    old = pending_.fetch_add(1, std::memory_order_acq_rel);
+    old = pending().fetch_add(1, std::memory_order_acq_rel);
   } else {
-    old = pending_.load(std::memory_order_acquire);
+    old = pending().load(std::memory_order_acquire);
     for (;;) {
       if ((old & kRejectBit) != 0) break;
       if ((old & kCountMask) >= max_pending_tasks_) {
         full = true;
         break;
       }
-      if (pending_.compare_exchange_weak(old, old + 1, std::memory_order_acq_rel,
+      if (pending().compare_exchange_weak(old, old + 1, std::memory_order_acq_rel,
                                          std::memory_order_acquire)) {
         break;
       }
     }
   }
   if (ABSL_PREDICT_FALSE((old & kRejectBit) != 0)) {
-    if (!bounded) pending_.fetch_sub(1, std::memory_order_relaxed);
+    if (!bounded) pending().fetch_sub(1, std::memory_order_relaxed);
     rejected_.fetch_add(1, std::memory_order_relaxed);
     return ShutDownError();
   }
@@ -281,7 +281,7 @@ absl::AnyInvocable<void()> SingleThreadEventExecutor::TakeTask() {
     if (internal::TaskNode* node = queue_.Pop()) {
       AbsorbTimers();  // timers queued before this task: as in RunAllTasks()
       // Relaxed: as in RunAllTasks().
-      pending_.fetch_sub(1, std::memory_order_relaxed);
+      pending().fetch_sub(1, std::memory_order_relaxed);
       ++completed_local_;
       absl::AnyInvocable<void()> task = std::move(node->fn);
       node->fn = nullptr;
@@ -366,7 +366,7 @@ bool SingleThreadEventExecutor::RunTasksWithin(std::optional<absl::Duration> bud
   StampBatchStart();
   AbsorbTimers();
   bool ran = RunDueScheduled(now);
-  // Count the batch out of pending_ before running it, so a running (maybe blocking)
+  // Count the batch out of pending() before running it, so a running (maybe blocking)
   // task no longer occupies a slot of a bounded queue.
   // Untimed, tasks queued by the batch itself (a task resubmitting itself) join it, up to
   // kMaxBatch, so the clock is read once per batch rather than once per task. Timed, the
@@ -387,7 +387,7 @@ bool SingleThreadEventExecutor::RunTasksWithin(std::optional<absl::Duration> bud
       // CountReady's acquire loads made those pushes visible; two relaxed peeks per batch.
       AbsorbTimers();
       // Relaxed: the count is only compared, never used to publish data.
-      pending_.fetch_sub(n, std::memory_order_relaxed);
+      pending().fetch_sub(n, std::memory_order_relaxed);
       for (size_t i = 0; i < n; ++i) RunNode(queue_.Pop());
       total += n;
     } else if (timed ? ran_local == 0 : local_.empty()) {
@@ -464,21 +464,20 @@ void SingleThreadEventExecutor::AbsorbIncoming(internal::ScheduledTask* chain) {
 }
 
 void SingleThreadEventExecutor::AbsorbCancelled(internal::ScheduledTask* chain) {
-  size_t n = 0;
-  for (internal::ScheduledTask* t = chain; t != nullptr; t = t->cancelled_next) ++n;
-  // Many at once (a mass cancellation): one O(n) rebuild beats n O(log n) removals.
-  if (n * 8 >= heap_.size()) {
-    heap_.RemoveDone();
-    n = 0;
+  // A timer in the wheel is unlinked in O(1), touching only its two neighbours. For
+  // those in the binary heap, many at once (a mass cancellation) are cheaper as one
+  // O(h) rebuild of the heap than as O(log h) removals that each touch ~log h others.
+  size_t in_heap = 0;
+  for (internal::ScheduledTask* t = chain; t != nullptr; t = t->cancelled_next) {
+    if (heap_.InHeap(t)) ++in_heap;
   }
+  if (in_heap != 0 && in_heap * 8 >= heap_.heap_size()) heap_.RemoveDoneFromHeap();
   while (chain != nullptr) {
     internal::ScheduledTaskRef ref(chain);  // the canceller's reference
     chain = chain->cancelled_next;
     ref->cancelled_next = nullptr;
-    if (n != 0) {
-      internal::ScheduledTaskRef removed = heap_.Remove(ref.get());
-      if (removed) removed->DestroyBody();
-    }
+    internal::ScheduledTaskRef removed = heap_.Remove(ref.get());
+    if (removed) removed->DestroyBody();
   }
   PublishScheduledCount();
 }
@@ -602,7 +601,7 @@ Future<void> SingleThreadEventExecutor::ShutdownGracefully(absl::Duration quiet_
     requested_shutdown_nanos_.store(NanosNow(), std::memory_order_relaxed);
     if (s == kNotStarted) {
       // No thread, so (tasks start the thread first) nothing queued and no timers.
-      pending_.fetch_or(kRejectBit, std::memory_order_acq_rel);
+      pending().fetch_or(kRejectBit, std::memory_order_acq_rel);
       state_.store(kShutdown, std::memory_order_release);
       terminate_here = true;
     } else {
@@ -692,7 +691,7 @@ void SingleThreadEventExecutor::ThreadMain() {
   // kShutdown: from here on every admission sees the bit. The count says how many
   // accepted tasks are still to be taken, including ones whose push is in flight.
   FlushAccounting();
-  uint64_t remaining = pending_.fetch_or(kRejectBit, std::memory_order_acq_rel) & kCountMask;
+  uint64_t remaining = pending().fetch_or(kRejectBit, std::memory_order_acq_rel) & kCountMask;
   local_closed_ = true;  // from here on, loop submissions meet the bit too
   s = state_.load(std::memory_order_acquire);
   while (s < kShutdown &&
@@ -708,11 +707,11 @@ void SingleThreadEventExecutor::ThreadMain() {
       std::this_thread::yield();  // a producer is between its admission and its push
       // Defensive: never wait for more than the count still says is owed (an admission
       // that backed out after the bit was set is not a task).
-      remaining = std::min<uint64_t>(remaining, pending_.load(std::memory_order_acquire) &
+      remaining = std::min<uint64_t>(remaining, pending().load(std::memory_order_acquire) &
                                                     kCountMask);
       continue;
     }
-    pending_.fetch_sub(1, std::memory_order_relaxed);
+    pending().fetch_sub(1, std::memory_order_relaxed);
     RunNode(node);
     --remaining;
     ++completed_local_;
@@ -813,7 +812,7 @@ void SingleThreadEventExecutor::OnScheduledTaskCancelled(internal::ScheduledTask
 }
 
 size_t SingleThreadEventExecutor::PendingTasks() const {
-  return static_cast<size_t>(pending_.load(std::memory_order_relaxed) & kCountMask) +
+  return static_cast<size_t>(pending().load(std::memory_order_relaxed) & kCountMask) +
          local_size_.load(std::memory_order_relaxed);
 }
 

@@ -320,10 +320,12 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
 
   // The lifecycle; changes under start_mu_ while kNotStarted, then by CAS.
   std::atomic<int> state_{static_cast<int>(ExecutorState::kNotStarted)};
-  // Pending count plus kRejectBit. Every admission is one fetch_add here, so after the
-  // loop sets the bit it knows exactly how many accepted tasks are still to come.
-  alignas(64) std::atomic<uint64_t> pending_{0};
-  internal::TaskQueue queue_;
+  // The queue, whose admission_count() is the pending count plus kRejectBit (pending()).
+  // Every admission is one fetch_add there, so after the loop sets the bit it knows
+  // exactly how many accepted tasks are still to come.
+  alignas(64) internal::TaskQueue queue_;
+  std::atomic<uint64_t>& pending() { return queue_.admission_count(); }
+  const std::atomic<uint64_t>& pending() const { return queue_.admission_count(); }
   // Loop-confined: tasks the loop submitted to itself (see the class comment).
   internal::LocalTaskRing local_ ABSL_GUARDED_BY(loop_affinity_);
   // local_.size() for PendingTasks(); single writer, relaxed.

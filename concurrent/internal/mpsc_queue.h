@@ -121,6 +121,13 @@ class TaskQueue {
     if (retired_head_ != nullptr) PublishRetired();
   }
 
+  // A counter for the owner's admission protocol (the executor counts each task here
+  // before it pushes it). It shares the tail's cache line: a producer's two
+  // read-modify-writes per task then take one line from the other producers, and the
+  // line the consumer writes on every Pop (head_) is not one they write.
+  std::atomic<uint64_t>& admission_count() { return admitted_; }
+  const std::atomic<uint64_t>& admission_count() const { return admitted_; }
+
   // A spin-wait hint to the CPU.
   static void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -193,6 +200,8 @@ class TaskQueue {
   TaskNode* retired_tail_ = nullptr;
   uint32_t retired_count_ = 0;
   alignas(64) std::atomic<TaskNode*> tail_;
+  // The owner's admission counter (see admission_count()), on the tail's cache line.
+  std::atomic<uint64_t> admitted_{0};
   alignas(64) std::atomic<TaskNode*> free_{nullptr};
   std::atomic<uint32_t> free_nodes_{0};
 };

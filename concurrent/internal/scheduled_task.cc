@@ -74,6 +74,11 @@ size_t ScheduledTaskHeap::RemoveDone() {
       }
     }
   }
+  return removed + RemoveDoneFromHeap();
+}
+
+size_t ScheduledTaskHeap::RemoveDoneFromHeap() {
+  size_t removed = 0;
   size_t kept = 0;
   bool heap_changed = false;
   for (size_t i = 0; i < heap_.size(); ++i) {

@@ -240,10 +240,19 @@ class ScheduledTaskHeap {
   // Removes every task for which IsTaskDone() (cancelled ones), destroying its body and
   // dropping the queue's reference, in O(n). Returns how many were removed.
   size_t RemoveDone();
+  // As RemoveDone, for the binary heap's part only (one O(h) rebuild instead of many
+  // O(log h) removals; the wheel's removals are O(1) each anyway).
+  size_t RemoveDoneFromHeap();
   size_t size() const { return heap_.size() + wheel_count_; }
   bool empty() const { return heap_.empty() && wheel_count_ == 0; }
-  // How many of size() wait in the wheel (for tests and statistics).
+  // How many of size() wait in the wheel (for tests and statistics), and in the heap.
   size_t wheel_size() const { return wheel_count_; }
+  size_t heap_size() const { return heap_.size(); }
+  // True when `task` sits in this queue's binary heap (not in its wheel, not elsewhere).
+  bool InHeap(const ScheduledTask* task) const {
+    const int64_t i = task->heap_index;
+    return i >= 0 && static_cast<size_t>(i) < heap_.size() && heap_[i].task == task;
+  }
 
  private:
   struct Entry {
