@@ -777,5 +777,50 @@ TEST(RaceTest, AddListenerRacingCompletionNeverLostNeverTwice) {
   EXPECT_EQ(total.load(), iterations);
 }
 
+// Listeners run inline on the completing thread without a reference of their own: a
+// listener may hand the completing (and only) handle to another thread, which drops it
+// while the remaining listeners still run. The state must outlive the notification
+// (under ASan, a use after free otherwise) and every listener must still run once.
+TEST(PromiseTest, LastHandleDroppedElsewhereWhileListenersRunInline) {
+  auto promise = std::make_unique<Promise<void>>();
+  std::thread dropper;
+  gyre::test::Latch dropped;
+  int first = 0, second = 0;
+  promise->AddListener([&](const Future<void>& f) {
+    ++first;
+    dropper = std::thread([h = Promise<void>(std::move(*promise)), &dropped]() mutable {
+      { Promise<void> last = std::move(h); }  // the state's last reference goes here
+      dropped.Open();
+    });
+    ASSERT_TRUE(dropped.Wait());
+    EXPECT_TRUE(f.IsSuccess());  // the listener's handle holds no reference
+  });
+  promise->AddListener([&](const Future<void>& f) {
+    ++second;
+    EXPECT_TRUE(f.IsSuccess());
+  });
+  EXPECT_TRUE(promise->TrySuccess());
+  dropper.join();
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(second, 1);
+  EXPECT_FALSE(promise->valid());
+}
+
+// The same on the completing thread itself: a listener destroys the only handle.
+TEST(PromiseTest, LastHandleDestroyedByItsOwnListener) {
+  auto promise = std::make_unique<Promise<void>>();
+  int ran = 0;
+  promise->AddListener([&](const Future<void>&) {
+    ++ran;
+    Promise<void> last = std::move(*promise);  // destroyed at the end of this listener
+  });
+  promise->AddListener([&](const Future<void>& f) {
+    ++ran;
+    EXPECT_TRUE(f.IsSuccess());
+  });
+  EXPECT_TRUE(promise->TrySuccess());
+  EXPECT_EQ(ran, 2);
+}
+
 }  // namespace
 }  // namespace gyre

@@ -7,6 +7,8 @@
 //   bit 3      kLocked        a tiny spin lock over the fields below
 //   bit 5      kHasListeners  the listener list may be non-empty
 //   bit 6      kHasWaiters    a thread may be blocked in Await
+//   bit 7      kNotifying     listeners run inline with no reference held (see there)
+//   bit 8      kDeletePending the last reference went meanwhile: the notifier deletes
 //
 // Completion takes the lock (one CAS), writes the result, moves the listeners out when
 // they can run inline, and publishes the done kind with one release store. Which cores
@@ -107,6 +109,11 @@ class FutureCoreBase {
   static constexpr uint32_t kLocked = 1u << 3;
   static constexpr uint32_t kHasListeners = 1u << 5;
   static constexpr uint32_t kHasWaiters = 1u << 6;
+  // A thread runs this core's listeners without a reference of its own (the inline
+  // notification of FinishAndNotify): should the last reference go meanwhile, the core
+  // is not deleted but marked kDeletePending, and the notifier deletes it when done.
+  static constexpr uint32_t kNotifying = 1u << 7;
+  static constexpr uint32_t kDeletePending = 1u << 8;
 
   explicit FutureCoreBase(EventExecutor* executor) : executor_(executor) {}
   FutureCoreBase(const FutureCoreBase&) = delete;
@@ -126,6 +133,12 @@ class FutureCoreBase {
     // grow concurrently (growing needs a reference), so the load shortcut is safe.
     if (refs_.load(std::memory_order_acquire) == 1 ||
         refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      // Acquire: a notifier's kNotifying was published by its Unlock, before any of its
+      // listeners could hand a reference on.
+      if (ABSL_PREDICT_FALSE((state_.load(std::memory_order_acquire) & kNotifying) != 0) &&
+          DeferDeletion()) {
+        return;
+      }
       DeleteThis();
     }
   }
@@ -255,6 +268,27 @@ class FutureCoreBase {
     } else {
       FutureLockBackoff();
     }
+  }
+
+  // The last reference went while a thread may be notifying without one: under the
+  // lock (which serializes this with EndNotifying), mark the deletion for the notifier
+  // if it still notifies (true), else leave it to the caller (false).
+  bool DeferDeletion() {
+    const uint32_t s = Lock();
+    if ((s & kNotifying) == 0) {
+      Unlock(s);
+      return false;
+    }
+    Unlock(s | kDeletePending);
+    return true;
+  }
+
+  // Ends an unreferenced notification (see kNotifying). The core must not be touched
+  // after this returns: it may have been deleted here.
+  void EndNotifying() {
+    const uint32_t s = Lock();
+    Unlock(s & ~(kNotifying | kDeletePending));
+    if (ABSL_PREDICT_FALSE((s & kDeletePending) != 0)) DeleteThis();
   }
 
   // Called with the lock held by a completer that saw kHasWaiters; wakes after unlock.
@@ -489,16 +523,17 @@ class FutureCore : public FutureCoreBase {
       // Take the listeners within this critical section: saves a second lock round.
       Taken taken;
       TakeLocked(taken);
-      Unlock(done & ~kHasListeners);
+      // A listener may destroy the last handle (an executor deleted from its own
+      // termination listener drops its promise), here or by handing it to another
+      // thread: kNotifying keeps the core alive until EndNotifying, at the cost of one
+      // locked round there instead of a reference taken and dropped.
+      Unlock((done & ~kHasListeners) | kNotifying);
       if (waiters != nullptr) WakeWaiters(waiters);
-      // Pinned for the whole notification: a listener may destroy the last handle (an
-      // executor deleted from its own termination listener drops its promise).
-      AddRef();
       RunNotificationInline(this, [&] {
         RunAll(taken);
         DrainAdded();
       });
-      Release();
+      EndNotifying();
     } else {
       Unlock(done);
       if (waiters != nullptr) WakeWaiters(waiters);
