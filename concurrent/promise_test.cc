@@ -822,5 +822,21 @@ TEST(PromiseTest, LastHandleDestroyedByItsOwnListener) {
   EXPECT_EQ(ran, 2);
 }
 
+// Cancel through the only handle, whose listener destroys it: the state dies at the end
+// of the notification, and Cancel() must not touch it after that (its cancellation hook
+// runs before the listeners).
+TEST(PromiseTest, CancelWhoseListenerDestroysTheOnlyHandle) {
+  auto promise = std::make_unique<Promise<int>>();
+  int ran = 0;
+  promise->AddListener([&](const Future<int>& f) {
+    ++ran;
+    EXPECT_TRUE(f.IsCancelled());
+    promise.reset();
+  });
+  EXPECT_TRUE(promise->Cancel());
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(promise, nullptr);
+}
+
 }  // namespace
 }  // namespace gyre

@@ -354,8 +354,7 @@ class FutureCore : public FutureCoreBase {
   bool Cancel() {
     uint32_t s = LockForCompletion(kCancelled);
     if (s == 0) return false;
-    FinishCompletion(s, kCancelled);
-    OnCancelled();
+    FinishCompletion(s, kCancelled);  // runs OnCancelled() before the listeners
     return true;
   }
 
@@ -433,7 +432,9 @@ class FutureCore : public FutureCoreBase {
     delete more_;
   }
 
-  // Hook for subclasses (scheduled tasks) run after a successful Cancel().
+  // Hook for subclasses (scheduled tasks) run by a successful Cancel(), once the state
+  // is published as cancelled and before the listeners run: a listener may destroy the
+  // last handle, after which the state must not be touched.
   virtual void OnCancelled() {}
 
   // Calls f(const Future<T>&) with a handle to this core that costs no reference count
@@ -516,9 +517,11 @@ class FutureCore : public FutureCoreBase {
   }
 
   void FinishAndNotify(uint32_t s, uint32_t done, WaitBlock* waiters = nullptr) {
+    const bool cancelled = (done & kKindMask) == kCancelled;
     if ((s & kHasListeners) == 0) {
       Unlock(done);
       if (waiters != nullptr) WakeWaiters(waiters);
+      if (cancelled) OnCancelled();
     } else if (CanNotifyInline(executor_) && !IsNotifying(this)) {
       // Take the listeners within this critical section: saves a second lock round.
       Taken taken;
@@ -529,6 +532,7 @@ class FutureCore : public FutureCoreBase {
       // locked round there instead of a reference taken and dropped.
       Unlock((done & ~kHasListeners) | kNotifying);
       if (waiters != nullptr) WakeWaiters(waiters);
+      if (cancelled) OnCancelled();
       RunNotificationInline(this, [&] {
         RunAll(taken);
         DrainAdded();
@@ -537,6 +541,7 @@ class FutureCore : public FutureCoreBase {
     } else {
       Unlock(done);
       if (waiters != nullptr) WakeWaiters(waiters);
+      if (cancelled) OnCancelled();
       NotifyListeners();
     }
   }
