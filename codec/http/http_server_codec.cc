@@ -15,10 +15,12 @@ namespace {
 
 // What a final response to a request does to the connection (RFC 9112 9.3), as
 // HttpServerKeepAliveHandler and HttpServerCodecOptions::keep_alive decide it: whether
-// the channel closes after it, and the Connection value to add ("" for none).
+// the channel closes after it, and the Connection value to add ("" for none), also as
+// the whole header line the codec appends while encoding.
 struct Persistence {
   bool close = false;
   absl::string_view connection;
+  absl::string_view line;
 };
 Persistence DecidePersistence(bool request_keep_alive, bool http10, const HttpResponse& resp) {
   Persistence p;
@@ -26,8 +28,10 @@ Persistence DecidePersistence(bool request_keep_alive, bool http10, const HttpRe
   if (!resp.has_connection()) {
     if (p.close) {
       p.connection = "close";
+      p.line = "Connection: close\r\n";
     } else if (http10) {
       p.connection = "keep-alive";
+      p.line = "Connection: keep-alive\r\n";
     }
   }
   return p;
@@ -334,11 +338,7 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
   if (options_.keep_alive && !informational) {
     const Persistence p = DecidePersistence(answered.keep_alive, answered.http10, resp);
     close = p.close;
-    if (p.connection == "close") {
-      connection = "Connection: close\r\n";
-    } else if (p.connection == "keep-alive") {
-      connection = "Connection: keep-alive\r\n";
-    }
+    connection = p.line;
   }
   // A shared response is immutable: written again (a cached reply), its bytes are those
   // of its last encoding, which `encoded_shared_` keeps alive.
