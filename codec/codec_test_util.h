@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "gmock/gmock.h"
 #include "gyre/channel/byte_buf.h"
 #include "gyre/channel/byte_buf_allocator.h"
 #include "gyre/testing/embedded_channel.h"
@@ -84,6 +86,13 @@ inline std::vector<absl::Status> Exceptions(testing::EmbeddedChannel& ch) {
   std::vector<absl::Status> out;
   for (absl::Status s = ch.CheckException(); !s.ok(); s = ch.CheckException()) out.push_back(s);
   return out;
+}
+
+// Matches an absl::Status with code `code` whose message contains `part`:
+//   EXPECT_THAT(Exceptions(*ch), ElementsAre(StatusWith(absl::StatusCode::kInternal, "boom")));
+MATCHER_P2(StatusWith, code, part, "") {
+  *result_listener << "which is " << arg;
+  return arg.code() == code && absl::StrContains(arg.message(), part);
 }
 
 }  // namespace codec_test

@@ -1,6 +1,7 @@
 // Helpers for tests that push a long, checkable byte stream through a real socket and
-// count the process's file descriptors, with a raw loopback client, an echo handler to
-// talk to, and handlers that collect what arrives:
+// count the process's file descriptors, with a raw loopback client, a listener
+// registered and bound in one step (RegisterAndBind), an echo handler to talk to, and
+// handlers that collect what arrives:
 //
 //   ByteBuf chunk = testing::StreamChunk(offset, n);     // bytes offset..offset+n-1
 //   testing::PeerRead r = testing::ReadStreamUntilEnd(fd);
@@ -36,6 +37,7 @@
 #include "gyre/channel/channel_future.h"
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/channel_handler_context.h"
+#include "gyre/channel/event_loop.h"
 #include "gyre/channel/socket_address.h"
 #include "gyre/concurrent/event_executor.h"
 #include "gyre/concurrent/promise.h"
@@ -167,6 +169,21 @@ inline int ConnectLoopback(uint16_t port, int rcvbuf = 0) {
     return -1;
   }
   return fd;
+}
+
+// `f`'s outcome once it completes within `wait`; DeadlineExceeded when it does not.
+inline absl::Status AwaitOutcome(ChannelFuture f, absl::Duration wait) {
+  if (!f.AwaitFor(wait)) return absl::DeadlineExceededError("the operation did not complete");
+  return f.IsSuccess() ? absl::OkStatus() : f.Cause();
+}
+
+// Registers `server` with `group` and binds it to `local` (port 0: an ephemeral one),
+// waiting up to `wait` for each step; the first step's error, if any.
+inline absl::Status RegisterAndBind(EventLoopGroup& group, std::shared_ptr<Channel> server,
+                                    const SocketAddress& local, absl::Duration wait) {
+  absl::Status registered = AwaitOutcome(group.Register(server), wait);
+  if (!registered.ok()) return registered;
+  return AwaitOutcome(server->Bind(local), wait);
 }
 
 // Writes back what it reads, flushing at each read-complete. Sharable: one instance

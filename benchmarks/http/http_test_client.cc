@@ -123,6 +123,13 @@ absl::StatusOr<size_t> TestConnection::ReadSome(absl::Duration timeout, size_t m
   }
 }
 
+absl::StatusOr<HttpResponse> TestConnection::RoundTrip(absl::string_view request,
+                                                       absl::Duration timeout) {
+  absl::Status written = WriteAll(request);
+  if (!written.ok()) return written;
+  return ReadResponse(timeout);
+}
+
 absl::StatusOr<HttpResponse> TestConnection::ReadResponse(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   for (;;) {

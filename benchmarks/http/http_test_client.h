@@ -56,6 +56,8 @@ class TestConnection {
   // Reads until one complete response is buffered and returns it; DeadlineExceeded when
   // none arrived by then, Unavailable when the server closed first.
   absl::StatusOr<HttpResponse> ReadResponse(absl::Duration timeout);
+  // Writes `request`, then reads one response (the first error of the two).
+  absl::StatusOr<HttpResponse> RoundTrip(absl::string_view request, absl::Duration timeout);
   // Returns OK once the server closed the connection (end of stream) and nothing but
   // the end of stream arrived; FailedPrecondition when bytes arrived instead.
   absl::Status ExpectClosed(absl::Duration timeout);

@@ -82,8 +82,7 @@ TEST_F(RawHttpServerTest, AddressNamesTheBoundPort) {
 
 TEST_F(RawHttpServerTest, PlaintextResponseBytes) {
   TestConnection c = Connect();
-  ASSERT_TRUE(c.WriteAll(kGet).ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
+  absl::StatusOr<HttpResponse> r = c.RoundTrip(kGet, kTimeout);
   ASSERT_TRUE(r.ok()) << r.status();
   const std::string* date = r->Header("Date");
   ASSERT_NE(date, nullptr);
@@ -124,8 +123,7 @@ TEST_F(RawHttpServerTest, RootIsPlaintextToo) {
 TEST_F(RawHttpServerTest, KeepAliveServesThreeRequestsOnOneConnection) {
   TestConnection c = Connect();
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(c.WriteAll(kGet).ok());
-    absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
+    absl::StatusOr<HttpResponse> r = c.RoundTrip(kGet, kTimeout);
     ASSERT_TRUE(r.ok()) << i << ": " << r.status();
     ExpectHello(*r);
     EXPECT_EQ(r->Header("Connection"), nullptr);
@@ -167,8 +165,7 @@ TEST_F(RawHttpServerTest, RequestSplitByteByByte) {
 
 TEST_F(RawHttpServerTest, OtherPathIsNotFoundAndKeepsTheConnection) {
   TestConnection c = Connect();
-  ASSERT_TRUE(c.WriteAll("GET /plaintext/more HTTP/1.1\r\n\r\n").ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
+  absl::StatusOr<HttpResponse> r = c.RoundTrip("GET /plaintext/more HTTP/1.1\r\n\r\n", kTimeout);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->status_line, "HTTP/1.1 404 Not Found");
   EXPECT_EQ(r->body, "Not Found\n");
@@ -194,8 +191,7 @@ TEST_F(RawHttpServerTest, HeadHasNoBody) {
 
 TEST_F(RawHttpServerTest, OtherMethodIsNotAllowed) {
   TestConnection c = Connect();
-  ASSERT_TRUE(c.WriteAll("DELETE /plaintext HTTP/1.1\r\n\r\n").ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
+  absl::StatusOr<HttpResponse> r = c.RoundTrip("DELETE /plaintext HTTP/1.1\r\n\r\n", kTimeout);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->status, 405);
   ASSERT_NE(r->Header("Allow"), nullptr);
@@ -207,8 +203,7 @@ TEST_F(RawHttpServerTest, RequestBodyIsSkipped) {
   // A body that would be a request (or garbage) if it were parsed, split over writes.
   ASSERT_TRUE(c.WriteAll("POST /plaintext HTTP/1.1\r\nContent-Length: 25\r\n\r\nGET /x HT").ok());
   ASSERT_TRUE(c.WriteAll("TP/1.1\r\n\r\n\x01\x02\x03\x04\x05\x06").ok());
-  ASSERT_TRUE(c.WriteAll(kGet).ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
+  absl::StatusOr<HttpResponse> r = c.RoundTrip(kGet, kTimeout);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->status, 405);
   ASSERT_NO_FATAL_FAILURE(ReadHello(c));
@@ -216,8 +211,8 @@ TEST_F(RawHttpServerTest, RequestBodyIsSkipped) {
 
 TEST_F(RawHttpServerTest, ConnectionCloseClosesAfterTheResponse) {
   TestConnection c = Connect();
-  ASSERT_TRUE(c.WriteAll("GET /plaintext HTTP/1.1\r\nConnection: close\r\n\r\n").ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
+  absl::StatusOr<HttpResponse> r =
+      c.RoundTrip("GET /plaintext HTTP/1.1\r\nConnection: close\r\n\r\n", kTimeout);
   ASSERT_TRUE(r.ok()) << r.status();
   ExpectHello(*r);
   ASSERT_NE(r->Header("Connection"), nullptr);
@@ -246,8 +241,8 @@ TEST_F(RawHttpServerTest, Http10ClosesAfterTheResponse) {
 
 TEST_F(RawHttpServerTest, MalformedRequestGets400AndClose) {
   TestConnection c = Connect();
-  ASSERT_TRUE(c.WriteAll(absl::StrCat(kGet, "NOT HTTP\r\n\r\n", kGet)).ok());
-  absl::StatusOr<HttpResponse> r = c.ReadResponse(kTimeout);
+  absl::StatusOr<HttpResponse> r =
+      c.RoundTrip(absl::StrCat(kGet, "NOT HTTP\r\n\r\n", kGet), kTimeout);
   ASSERT_TRUE(r.ok()) << r.status();
   ExpectHello(*r);  // what came before the bad request is answered
   r = c.ReadResponse(kTimeout);
@@ -360,8 +355,7 @@ TEST_F(RawHttpServerTest, ManyConnectionsOnSeveralThreads) {
 
 TEST_F(RawHttpServerTest, ShutdownClosesOpenConnections) {
   TestConnection c = Connect();
-  ASSERT_TRUE(c.WriteAll(kGet).ok());
-  ASSERT_TRUE(c.ReadResponse(kTimeout).ok());
+  ASSERT_TRUE(c.RoundTrip(kGet, kTimeout).ok());
   server_->Shutdown();
   EXPECT_TRUE(c.ExpectClosed(kTimeout).ok());
   server_->Shutdown();  // idempotent
@@ -416,8 +410,7 @@ TEST_F(RawHttpServerTest, SteadyStateAllocatesNothing) {
   ASSERT_TRUE(c.WriteAll(burst).ok());
   for (int i = 0; i < 16; ++i) ASSERT_TRUE(c.ReadResponse(kTimeout).ok());
   ASSERT_TRUE(c.buffered().empty());
-  ASSERT_TRUE(c.WriteAll(kGet).ok());
-  absl::StatusOr<HttpResponse> one = c.ReadResponse(kTimeout);
+  absl::StatusOr<HttpResponse> one = c.RoundTrip(kGet, kTimeout);
   ASSERT_TRUE(one.ok()) << one.status();
   // Every 200 has the same length (the Date value has a fixed width).
   const size_t response_size =

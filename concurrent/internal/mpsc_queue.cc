@@ -7,9 +7,7 @@ namespace internal {
 namespace {
 
 // Frees this thread's cached nodes (it is exiting).
-void FlushNodeCache() {
-  NodeCache& cache = tls_node_cache;
-  cache.exiting = true;
+void DrainNodeCache(NodeCache& cache) {
   while (cache.head != nullptr) {
     TaskNode* n = cache.head;
     cache.head = n->next.load(std::memory_order_relaxed);
@@ -20,8 +18,7 @@ void FlushNodeCache() {
 }  // namespace
 
 void RegisterNodeCacheFlush() {
-  RunAtThreadExit<NodeCache>(&FlushNodeCache);
-  tls_node_cache.flush_registered = true;
+  DrainAtThreadExit<NodeCache, &DrainNodeCache>(tls_node_cache);
 }
 
 }  // namespace internal

@@ -9,9 +9,7 @@ namespace internal {
 namespace {
 
 // Returns this thread's cached blocks to the allocator (it is exiting).
-void FlushSmallBlockCache() {
-  SmallBlockCache& cache = tls_small_block_cache;
-  cache.exiting = true;
+void DrainSmallBlockCache(SmallBlockCache& cache) {
   for (int c = 0; c < kSmallBlockClasses; ++c) {
     while (cache.head[c] != nullptr) {
       SmallBlockLink* b = cache.head[c];
@@ -25,8 +23,7 @@ void FlushSmallBlockCache() {
 }  // namespace
 
 void RegisterSmallBlockCacheFlush() {
-  RunAtThreadExit<SmallBlockCache>(&FlushSmallBlockCache);
-  tls_small_block_cache.flush_registered = true;
+  DrainAtThreadExit<SmallBlockCache, &DrainSmallBlockCache>(tls_small_block_cache);
 }
 
 void* AllocateSmallBlockSlow(size_t size) {

@@ -1,12 +1,15 @@
-// RunAtThreadExit: a function to run when the calling thread exits, for per-thread
-// caches that hand their blocks back.
+// DrainAtThreadExit: empties a per-thread cache when its thread exits, for the caches
+// that hold blocks a thread freed (task nodes, small blocks).
 //
-//   RunAtThreadExit<NodeCache>(&FlushNodeCache);   // once per thread; later calls re-arm
+//   DrainAtThreadExit<NodeCache, &DrainNodeCache>(tls_node_cache);  // once per thread
 //
-// The function runs during the thread's thread_local destruction, in reverse order of
-// first registration among thread_local objects (a cache registered after another
-// flushes first). One slot per Tag and thread: a second call with the same Tag on the
-// same thread replaces the function.
+// `Cache` is a trivially destructible thread_local with two flags the cache's fast
+// paths read: `flush_registered` (set here, so the caller arms once) and `exiting` (set
+// when the thread exits, before `Drain` runs, so that frees during and after the
+// drain bypass the cache). The drain runs during the thread's thread_local destruction,
+// in reverse order of first registration among thread_local objects (a cache armed
+// after another drains first). One slot per Cache type and thread: arming again
+// re-targets it.
 // Thread safety: affects the calling thread only.
 #ifndef GYRE_CONCURRENT_INTERNAL_THREAD_EXIT_H_
 #define GYRE_CONCURRENT_INTERNAL_THREAD_EXIT_H_
@@ -14,16 +17,19 @@
 namespace gyre {
 namespace internal {
 
-template <typename Tag>
-void RunAtThreadExit(void (*fn)()) {
+template <typename Cache, void (*Drain)(Cache&)>
+void DrainAtThreadExit(Cache& cache) {
   struct Runner {
-    void (*fn)() = nullptr;
+    Cache* cache = nullptr;
     ~Runner() {
-      if (fn != nullptr) fn();
+      if (cache == nullptr) return;
+      cache->exiting = true;
+      Drain(*cache);
     }
   };
   static thread_local Runner runner;
-  runner.fn = fn;
+  runner.cache = &cache;
+  cache.flush_registered = true;
 }
 
 }  // namespace internal

@@ -103,6 +103,19 @@ const pb::Group* FindIn(const pb::ListGroupsResponse& list, const std::string& n
   return nullptr;
 }
 
+// An admin server, a group of `n` executors named `group_name`, and a client of the
+// server: `auto [server, group, client] = Serve("g", 1);`.
+struct Served {
+  std::unique_ptr<AdminServer> server;
+  std::unique_ptr<DefaultEventExecutorGroup> group;
+  Client client;
+};
+Served Serve(const std::string& group_name, int n, AdminServerOptions options = {}) {
+  std::unique_ptr<AdminServer> server = StartServer(std::move(options));
+  std::string target = server != nullptr ? server->address() : "unix:/nonexistent";
+  return Served{std::move(server), MakeGroup(group_name, n), Client(target)};
+}
+
 pb::ShutdownGroupRequest ShutdownReq(const std::string& name, bool wait) {
   pb::ShutdownGroupRequest req;
   req.set_name(name);
@@ -113,11 +126,9 @@ pb::ShutdownGroupRequest ShutdownReq(const std::string& name, bool wait) {
 }
 
 TEST(AdminServerTest, ListGroupsReflectsRealExecutorState) {
-  auto server = StartServer();
-  ASSERT_NE(server, nullptr);
+  auto [server, group, client] = Serve("t-list", 2);
+  ASSERT_TRUE(server != nullptr && group != nullptr);
   EXPECT_TRUE(absl::StartsWith(server->address(), "127.0.0.1:"));
-  auto group = MakeGroup("t-list", 2);
-  Client client(server->address());
 
   pb::ListGroupsResponse before;
   ASSERT_TRUE(client.List(&before).ok());
@@ -198,11 +209,9 @@ TEST(AdminServerTest, GetGroupShowsEventLoopChannelsAndIoTime) {
 }
 
 TEST(AdminServerTest, ShutdownGroupTerminatesGroupAndCompletesTerminationFuture) {
-  auto server = StartServer();
-  ASSERT_NE(server, nullptr);
-  auto group = MakeGroup("t-shutdown", 2);
-  ASSERT_TRUE(group->Submit([] { return 1; }).Sync().ok());
-  Client client(server->address());
+  auto [server, group, client] = Serve("t-shutdown", 2);
+  ASSERT_TRUE(server != nullptr && group != nullptr);
+  ASSERT_TRUE(group->Submit([] { return 1; }).Sync().ok());  // started
 
   std::vector<pb::ShutdownGroupResponse> progress;
   grpc::Status s = client.Shutdown(ShutdownReq("t-shutdown", /*wait=*/true), &progress);
@@ -220,11 +229,9 @@ TEST(AdminServerTest, ShutdownGroupTerminatesGroupAndCompletesTerminationFuture)
 }
 
 TEST(AdminServerTest, ShutdownWithoutWaitReturnsAtOnce) {
-  auto server = StartServer();
-  ASSERT_NE(server, nullptr);
-  auto group = MakeGroup("t-nowait", 1);
-  ASSERT_TRUE(group->Submit([] { return 1; }).Sync().ok());
-  Client client(server->address());
+  auto [server, group, client] = Serve("t-nowait", 1);
+  ASSERT_TRUE(server != nullptr && group != nullptr);
+  ASSERT_TRUE(group->Submit([] { return 1; }).Sync().ok());  // started
   pb::ShutdownGroupRequest req = ShutdownReq("t-nowait", /*wait=*/false);
   req.set_quiet_period_nanos(absl::ToInt64Nanoseconds(absl::Seconds(1)));
   std::vector<pb::ShutdownGroupResponse> progress;
@@ -239,10 +246,8 @@ TEST(AdminServerTest, ShutdownWithoutWaitReturnsAtOnce) {
 TEST(AdminServerTest, StalledLoopIsReportedAndTheRpcStillAnswers) {
   AdminServerOptions o;
   o.stall_threshold = absl::Milliseconds(30);  // ListGroups uses the server's threshold
-  auto server = StartServer(o);
-  ASSERT_NE(server, nullptr);
-  auto group = MakeGroup("t-stall", 1);
-  Client client(server->address());
+  auto [server, group, client] = Serve("t-stall", 1, o);
+  ASSERT_TRUE(server != nullptr && group != nullptr);
   const int64_t threshold = absl::ToInt64Nanoseconds(absl::Milliseconds(30));
 
   ASSERT_TRUE(group->Submit([] { return 1; }).Sync().ok());
@@ -292,10 +297,8 @@ TEST(AdminServerTest, StalledLoopIsReportedAndTheRpcStillAnswers) {
 }
 
 TEST(AdminServerTest, WatchGroupStreamsSamplesAndEndsOnTermination) {
-  auto server = StartServer();
-  ASSERT_NE(server, nullptr);
-  auto group = MakeGroup("t-watch", 1);
-  Client client(server->address());
+  auto [server, group, client] = Serve("t-watch", 1);
+  ASSERT_TRUE(server != nullptr && group != nullptr);
   pb::WatchGroupRequest req;
   req.set_name("t-watch");
   req.set_interval_nanos(absl::ToInt64Nanoseconds(absl::Milliseconds(10)));
@@ -316,10 +319,8 @@ TEST(AdminServerTest, WatchGroupStreamsSamplesAndEndsOnTermination) {
 }
 
 TEST(AdminServerTest, ErrorsCarryTheirCodes) {
-  auto server = StartServer();
-  ASSERT_NE(server, nullptr);
-  auto group = MakeGroup("t-errors", 1);
-  Client client(server->address());
+  auto [server, group, client] = Serve("t-errors", 1);
+  ASSERT_TRUE(server != nullptr && group != nullptr);
   pb::GetGroupResponse got;
   EXPECT_EQ(client.Get("no-such-group", &got).error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(client.Get("t-errors", &got, -5).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -372,10 +373,8 @@ TEST(AdminServerTest, TokenIsRequiredWhenSet) {
 TEST(AdminServerTest, ReadOnlyRefusesShutdown) {
   AdminServerOptions o;
   o.read_only = true;
-  auto server = StartServer(o);
-  ASSERT_NE(server, nullptr);
-  auto group = MakeGroup("t-readonly", 1);
-  Client client(server->address());
+  auto [server, group, client] = Serve("t-readonly", 1, o);
+  ASSERT_TRUE(server != nullptr && group != nullptr);
   std::vector<pb::ShutdownGroupResponse> progress;
   EXPECT_EQ(client.Shutdown(ShutdownReq("t-readonly", true), &progress).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);

@@ -77,6 +77,17 @@ class GyrectlTest : public ::testing::Test {
     }
     return *std::move(g);
   }
+  // `gyrectl --target=<this server> ARGS`.
+  CliRun Run(const std::string& args, const std::string& env = "") {
+    return RunGyrectl(target_ + " " + args, env);
+  }
+  // The same, expected to succeed (exit code 0; the failure shows stderr).
+  CliRun RunOk(const std::string& args) {
+    CliRun r = Run(args);
+    EXPECT_EQ(r.exit_code, 0) << "gyrectl " << args << ": " << r.err << r.out;
+    return r;
+  }
+
   std::unique_ptr<AdminServer> server_;
   std::string target_;
 };
@@ -84,8 +95,7 @@ class GyrectlTest : public ::testing::Test {
 TEST_F(GyrectlTest, GroupsTableAndJson) {
   StartServer();
   auto group = MakeGroup("cli-groups", 2);
-  CliRun r = RunGyrectl(target_ + " groups");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CliRun r = RunOk("groups");
   std::vector<std::string> lines = Lines(r.out);
   ASSERT_GE(lines.size(), 2u);
   EXPECT_TRUE(absl::StartsWith(lines[0], "NAME")) << r.out;
@@ -100,8 +110,7 @@ TEST_F(GyrectlTest, GroupsTableAndJson) {
   }
   EXPECT_TRUE(found) << r.out;
 
-  r = RunGyrectl(target_ + " --output=json groups");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunOk("--output=json groups");
   EXPECT_TRUE(absl::StrContains(r.out, "\"name\":\"cli-groups\"")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "\"executor_count\":2")) << r.out;
 }
@@ -112,7 +121,7 @@ TEST_F(GyrectlTest, DescribeShowsExecutorsAndMovingNumbers) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(group->Submit([] { return 0; }).Sync().ok());
   CliRun r;
   for (int attempt = 0; attempt < 100; ++attempt) {  // counters publish per batch
-    r = RunGyrectl(target_ + " describe cli-describe");
+    r = Run("describe cli-describe");
     if (absl::StrContains(r.out, "completed 3,")) break;
   }
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -124,11 +133,10 @@ TEST_F(GyrectlTest, DescribeShowsExecutorsAndMovingNumbers) {
   EXPECT_TRUE(absl::StartsWith(lines[2], "#  THREAD")) << r.out;
   EXPECT_TRUE(absl::StrContains(lines[3], "cli-describe")) << r.out;  // the thread name
 
-  r = RunGyrectl(target_ + " describe cli-describe --output=json");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunOk("describe cli-describe --output=json");
   EXPECT_TRUE(absl::StrContains(r.out, "\"completed_tasks\":\"3\"")) << r.out;
 
-  r = RunGyrectl(target_ + " describe no-such-group");
+  r = Run("describe no-such-group");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(Lines(r.err).size(), 1u) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "NOT_FOUND")) << r.err;
@@ -137,15 +145,13 @@ TEST_F(GyrectlTest, DescribeShowsExecutorsAndMovingNumbers) {
 TEST_F(GyrectlTest, WatchPrintsOneLinePerSampleWhenNotATerminal) {
   StartServer();
   auto group = MakeGroup("cli-watch", 1);
-  CliRun r = RunGyrectl(target_ + " watch cli-watch --interval=10ms --count=3");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CliRun r = RunOk("watch cli-watch --interval=10ms --count=3");
   std::vector<std::string> lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 3u) << r.out;
   for (const std::string& l : lines) {
     EXPECT_TRUE(absl::StrContains(l, " cli-watch NOT_STARTED pending=0")) << l;
   }
-  r = RunGyrectl(target_ + " --output=json watch cli-watch --interval=10ms --count=2");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunOk("--output=json watch cli-watch --interval=10ms --count=2");
   EXPECT_EQ(Lines(r.out).size(), 2u) << r.out;
   EXPECT_TRUE(absl::StartsWith(r.out, "{\"group\":")) << r.out;
 }
@@ -154,8 +160,7 @@ TEST_F(GyrectlTest, ShutdownWaitShowsStatesToTerminated) {
   StartServer();
   auto group = MakeGroup("cli-shutdown", 2);
   ASSERT_TRUE(group->Submit([] { return 0; }).Sync().ok());
-  CliRun r = RunGyrectl(target_ + " shutdown cli-shutdown --quiet-period=50ms --timeout=5s --wait");
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  CliRun r = RunOk("shutdown cli-shutdown --quiet-period=50ms --timeout=5s --wait");
   std::vector<std::string> lines = Lines(r.out);
   ASSERT_GE(lines.size(), 2u) << r.out;
   EXPECT_TRUE(absl::StartsWith(lines[0], "cli-shutdown: SHUTTING_DOWN")) << r.out;
@@ -163,22 +168,20 @@ TEST_F(GyrectlTest, ShutdownWaitShowsStatesToTerminated) {
   EXPECT_TRUE(absl::StartsWith(lines.back(), "cli-shutdown: terminated after")) << r.out;
   EXPECT_TRUE(group->IsTerminated());
 
-  r = RunGyrectl(target_ + " shutdown cli-shutdown --wait");
+  r = Run("shutdown cli-shutdown --wait");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(absl::StrContains(r.err, "FAILED_PRECONDITION")) << r.err;
 }
 
 TEST_F(GyrectlTest, ProcessShowsThisProcess) {
   StartServer();
-  CliRun r = RunGyrectl(target_ + " process");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CliRun r = RunOk("process");
   std::vector<std::string> lines = Lines(r.out);
   ASSERT_FALSE(lines.empty());
   EXPECT_TRUE(absl::StartsWith(lines[0], "pid ")) << r.out;
   EXPECT_TRUE(absl::EndsWith(lines[0], absl::StrCat(" ", getpid()))) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, kGyreVersion)) << r.out;
-  r = RunGyrectl(target_ + " process --output=json");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunOk("process --output=json");
   EXPECT_TRUE(absl::StrContains(r.out, absl::StrCat("\"pid\":\"", getpid(), "\""))) << r.out;
 }
 
@@ -188,12 +191,12 @@ TEST_F(GyrectlTest, TokenAndReadOnly) {
   o.read_only = true;
   StartServer(o);
   auto group = MakeGroup("cli-token", 1);
-  CliRun r = RunGyrectl(target_ + " groups");
+  CliRun r = Run("groups");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(absl::StrContains(r.err, "UNAUTHENTICATED")) << r.err;
-  r = RunGyrectl(target_ + " groups", "GYRE_ADMIN_TOKEN=tok-123");
+  r = Run("groups", "GYRE_ADMIN_TOKEN=tok-123");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  r = RunGyrectl(target_ + " --token=tok-123 shutdown cli-token");
+  r = Run("--token=tok-123 shutdown cli-token");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(absl::StrContains(r.err, "PERMISSION_DENIED")) << r.err;
   EXPECT_FALSE(group->IsShuttingDown());

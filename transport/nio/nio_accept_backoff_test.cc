@@ -69,10 +69,8 @@ TEST(NioAcceptBackoffTest, OutOfFdsBacksOffWithoutSpinningAndKeepsServing) {
   auto server = NioServerSocketChannel::Create(std::move(setup));
   auto probe = std::make_shared<ExceptionProbe>();
   ASSERT_TRUE(server->pipeline().AddLast("probe", probe).ok());
-  ASSERT_TRUE(bosses->Register(server).AwaitFor(kWait));
-  ChannelFuture bound = server->Bind(SocketAddress::Loopback(0));
-  ASSERT_TRUE(bound.AwaitFor(kWait));
-  ASSERT_TRUE(bound.IsSuccess()) << bound.Cause();
+  absl::Status bound = testing::RegisterAndBind(*bosses, server, SocketAddress::Loopback(0), kWait);
+  ASSERT_TRUE(bound.ok()) << bound;
   const SocketAddress target = SocketAddress::Loopback(server->local_address().port());
 
   std::vector<int> clients;

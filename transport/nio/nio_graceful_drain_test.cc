@@ -63,12 +63,9 @@ class GracefulDrainTest
     };
     setup.options = {ChannelOptionSetting{ChannelOptionId::kSoSndbuf, "SO_SNDBUF", 32 * 1024}};
     server_ = NioServerSocketChannel::Create(std::move(setup));
-    ChannelFuture reg = group_->Register(server_);
-    ASSERT_TRUE(reg.AwaitFor(kWait));
-    ASSERT_TRUE(reg.IsSuccess()) << reg.Cause();
-    ChannelFuture bound = server_->Bind(SocketAddress::Loopback(0));
-    ASSERT_TRUE(bound.AwaitFor(kWait));
-    ASSERT_TRUE(bound.IsSuccess()) << bound.Cause();
+    absl::Status bound =
+        testing::RegisterAndBind(*group_, server_, SocketAddress::Loopback(0), kWait);
+    ASSERT_TRUE(bound.ok()) << bound;
     peer_ = testing::ConnectLoopback(server_->local_address().port(), 16 * 1024);
     ASSERT_GE(peer_, 0);
     ASSERT_TRUE(child_.AwaitFor(kWait));

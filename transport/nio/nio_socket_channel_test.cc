@@ -65,12 +65,9 @@ class NioSocketChannelTest : public ::testing::Test {
     setup.initializer = std::move(init);
     setup.options = std::move(child_options);
     std::shared_ptr<NioServerSocketChannel> server = NioServerSocketChannel::Create(std::move(setup));
-    ChannelFuture reg = bosses_->Register(server);
-    EXPECT_TRUE(reg.AwaitFor(kWait));
-    EXPECT_TRUE(reg.IsSuccess()) << reg.Cause();
-    ChannelFuture bound = server->Bind(SocketAddress::Loopback(0));
-    EXPECT_TRUE(bound.AwaitFor(kWait));
-    EXPECT_TRUE(bound.IsSuccess()) << bound.Cause();
+    absl::Status bound =
+        testing::RegisterAndBind(*bosses_, server, SocketAddress::Loopback(0), kWait);
+    EXPECT_TRUE(bound.ok()) << bound;
     return server;
   }
 
@@ -838,10 +835,9 @@ TEST_F(NioSocketChannelTest, EchoOverIpv6Loopback) {
     ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<testing::EchoHandler>()).ok());
   };
   auto server = NioServerSocketChannel::Create(std::move(setup));
-  ASSERT_TRUE(bosses_->Register(server).AwaitFor(kWait));
-  ChannelFuture bound = server->Bind(SocketAddress::LoopbackV6(0));
-  ASSERT_TRUE(bound.AwaitFor(kWait));
-  ASSERT_TRUE(bound.IsSuccess()) << bound.Cause();
+  absl::Status bound =
+      testing::RegisterAndBind(*bosses_, server, SocketAddress::LoopbackV6(0), kWait);
+  ASSERT_TRUE(bound.ok()) << bound;
   EXPECT_TRUE(server->local_address().is_ipv6());
   const uint16_t port = server->local_address().port();
   ASSERT_NE(port, 0);
