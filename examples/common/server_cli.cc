@@ -2,9 +2,64 @@
 
 #include <pthread.h>
 
-#include "absl/status/status.h"
+#include <cstdio>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "gyre/channel/bootstrap.h"
+#include "gyre/channel/channel_initializer.h"
+#include "gyre/channel/channel_option.h"
+#include "gyre/transport/nio/nio_event_loop_group.h"
+#include "gyre/transport/nio/nio_server_socket_channel.h"
+#include "gyre/transport/oio/oio_event_loop_group.h"
+#include "gyre/transport/oio/oio_server_socket_channel.h"
 
 namespace gyre::examples {
+namespace {
+
+// ServeUntilSignal on groups already made.
+template <typename ServerChannel>
+int Serve(const ServerSpec& spec, EventLoopGroup& bosses, EventLoopGroup& workers,
+          std::function<absl::Status(Channel&)> init, const sigset_t& signals) {
+  ServerBootstrap bootstrap;
+  bootstrap.Group(&bosses, &workers)
+      .Channel<ServerChannel>()
+      .ChildOption(ChannelOption::kTcpNodelay, true)
+      .ChildHandler(std::make_shared<ChannelInitializer>(std::move(init)));
+  absl::StatusOr<std::shared_ptr<Channel>> listening = bootstrap.Bind(spec.address).Sync();
+  int code = 0;
+  if (listening.ok()) {
+    const std::string shape = spec.transport == "oio"
+                                  ? "oio, a thread per connection"
+                                  : absl::StrCat("nio, ", workers.executors().size(), " worker loops");
+    std::printf("%s listening on %s (%s)\n", spec.name.c_str(),
+                (*listening)->local_address().ToString().c_str(), shape.c_str());
+    std::fflush(stdout);
+    WaitForShutdownSignal(signals);
+    (void)(*listening)->Close().Await();
+  } else {
+    code = Fail(spec.name, listening.status());
+  }
+  (void)workers.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(2)).Await();
+  (void)bosses.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(2)).Await();
+  return code;
+}
+
+// Makes the boss and worker groups of `Group` (Create's arguments `boss_arg`,
+// `worker_arg`), then serves.
+template <typename Group, typename ServerChannel>
+int MakeGroupsAndServe(const ServerSpec& spec, int boss_arg, int worker_arg,
+                       std::function<absl::Status(Channel&)> init, const sigset_t& signals) {
+  auto bosses = Group::Create(boss_arg);
+  if (!bosses.ok()) return Fail(spec.name, bosses.status());
+  auto workers = Group::Create(worker_arg);
+  if (!workers.ok()) return Fail(spec.name, workers.status());
+  return Serve<ServerChannel>(spec, **bosses, **workers, std::move(init), signals);
+}
+
+}  // namespace
 
 sigset_t BlockShutdownSignals() {
   sigset_t signals;
@@ -24,6 +79,25 @@ absl::StatusOr<SocketAddress> ServerAddress(const std::string& host, int port, i
   if (port < 0 || port > 65535) return absl::InvalidArgumentError("--port must be 0..65535");
   if (threads < 0) return absl::InvalidArgumentError("--threads must be >= 0");
   return SocketAddress::FromHostAndPort(host, port);
+}
+
+int ServeUntilSignal(const ServerSpec& spec, std::function<absl::Status(Channel&)> init,
+                     const sigset_t& signals) {
+  if (spec.transport == "oio") {
+    // The boss group accepts with no cap; the workers cap the connections at --threads.
+    return MakeGroupsAndServe<OioEventLoopGroup, OioServerSocketChannel>(
+        spec, 0, spec.threads, std::move(init), signals);
+  }
+  if (spec.transport != "nio") {
+    return Fail(spec.name, absl::InvalidArgumentError("--transport must be nio or oio"));
+  }
+  return MakeGroupsAndServe<NioEventLoopGroup, NioServerSocketChannel>(
+      spec, 1, spec.threads, std::move(init), signals);
+}
+
+int Fail(const std::string& name, const absl::Status& status) {
+  std::fprintf(stderr, "%s: %s\n", name.c_str(), status.ToString().c_str());
+  return 1;
 }
 
 }  // namespace gyre::examples

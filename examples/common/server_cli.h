@@ -1,12 +1,12 @@
-// What the example servers share on their command line: the listen address from --host,
-// --port and --threads, and a shutdown on SIGINT / SIGTERM.
+// What the example servers share: the listen address from --host, --port and --threads,
+// a shutdown on SIGINT / SIGTERM, and serving on the transport --transport names.
 //
 //   int main(int argc, char** argv) {
 //     absl::ParseCommandLine(argc, argv);
 //     sigset_t signals = gyre::examples::BlockShutdownSignals();   // before any thread
 //     absl::StatusOr<gyre::SocketAddress> addr = gyre::examples::ServerAddress(host, port, threads);
-//     ...start serving...
-//     gyre::examples::WaitForShutdownSignal(signals);
+//     ...
+//     return gyre::examples::ServeUntilSignal(spec, init_pipeline, signals);
 //   }
 //
 // Thread safety: BlockShutdownSignals must run on the main thread before any other thread
@@ -16,9 +16,12 @@
 
 #include <signal.h>
 
+#include <functional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "gyre/channel/channel.h"
 #include "gyre/channel/socket_address.h"
 
 namespace gyre::examples {
@@ -33,6 +36,29 @@ void WaitForShutdownSignal(const sigset_t& signals);
 // The address to listen on: InvalidArgument unless 0 <= port <= 65535 (0: any free port)
 // and threads >= 0 (0: the default), or when `host` is not a numeric address.
 absl::StatusOr<SocketAddress> ServerAddress(const std::string& host, int port, int threads);
+
+// A server as its command line chose it.
+struct ServerSpec {
+  std::string name;              // the program, for its messages ("echo_server")
+  std::string transport = "nio";  // "nio" or "oio"
+  SocketAddress address;
+  // nio: the loops serving connections (0: twice the hardware concurrency);
+  // oio: the most connections served at once (0: no cap).
+  int threads = 0;
+};
+
+// Serves `spec.address` with a ServerBootstrap on `spec.transport` (nio: one loop
+// accepts, `threads` loops serve; oio: one thread accepts, each connection gets a thread
+// of its own). Each connection gets TCP_NODELAY and its pipeline from `init` (an error
+// closes it). Prints "<name> listening on HOST:PORT (...)" on stdout once bound, then
+// serves until one of `signals` arrives; closes the listener and shuts both groups down
+// gracefully (2 s each). Returns the exit code: 0, or 1 after printing the error (a bad
+// --transport, a failed bind) on stderr.
+int ServeUntilSignal(const ServerSpec& spec, std::function<absl::Status(Channel&)> init,
+                     const sigset_t& signals);
+
+// Prints "<name>: <status>" on stderr; returns 1 (the exit code).
+int Fail(const std::string& name, const absl::Status& status);
 
 }  // namespace gyre::examples
 
