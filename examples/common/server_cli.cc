@@ -75,10 +75,21 @@ void WaitForShutdownSignal(const sigset_t& signals) {
   sigwait(&signals, &sig);
 }
 
-absl::StatusOr<SocketAddress> ServerAddress(const std::string& host, int port, int threads) {
+absl::StatusOr<ServerSpec> MakeServerSpec(std::string name, const std::string& host, int port,
+                                          int threads, std::string transport) {
   if (port < 0 || port > 65535) return absl::InvalidArgumentError("--port must be 0..65535");
   if (threads < 0) return absl::InvalidArgumentError("--threads must be >= 0");
-  return SocketAddress::FromHostAndPort(host, port);
+  if (transport != "nio" && transport != "oio") {
+    return absl::InvalidArgumentError("--transport must be nio or oio");
+  }
+  absl::StatusOr<SocketAddress> address = SocketAddress::FromHostAndPort(host, port);
+  if (!address.ok()) return address.status();
+  ServerSpec spec;
+  spec.name = std::move(name);
+  spec.transport = std::move(transport);
+  spec.address = *address;
+  spec.threads = threads;
+  return spec;
 }
 
 int ServeUntilSignal(const ServerSpec& spec, std::function<absl::Status(Channel&)> init,

@@ -1,12 +1,13 @@
-// What the example servers share: the listen address from --host, --port and --threads,
-// a shutdown on SIGINT / SIGTERM, and serving on the transport --transport names.
+// What the example servers share: their --host, --port, --threads and --transport
+// checked, serving on that transport, and a shutdown on SIGINT / SIGTERM.
 //
 //   int main(int argc, char** argv) {
 //     absl::ParseCommandLine(argc, argv);
 //     sigset_t signals = gyre::examples::BlockShutdownSignals();   // before any thread
-//     absl::StatusOr<gyre::SocketAddress> addr = gyre::examples::ServerAddress(host, port, threads);
-//     ...
-//     return gyre::examples::ServeUntilSignal(spec, init_pipeline, signals);
+//     absl::StatusOr<ServerSpec> spec =
+//         gyre::examples::MakeServerSpec("my_server", host, port, threads, transport);
+//     if (!spec.ok()) return gyre::examples::Fail("my_server", spec.status());
+//     return gyre::examples::ServeUntilSignal(*spec, init_pipeline, signals);
 //   }
 //
 // Thread safety: BlockShutdownSignals must run on the main thread before any other thread
@@ -33,10 +34,6 @@ sigset_t BlockShutdownSignals();
 // Waits until one of `signals` (from BlockShutdownSignals) arrives.
 void WaitForShutdownSignal(const sigset_t& signals);
 
-// The address to listen on: InvalidArgument unless 0 <= port <= 65535 (0: any free port)
-// and threads >= 0 (0: the default), or when `host` is not a numeric address.
-absl::StatusOr<SocketAddress> ServerAddress(const std::string& host, int port, int threads);
-
 // A server as its command line chose it.
 struct ServerSpec {
   std::string name;              // the program, for its messages ("echo_server")
@@ -46,6 +43,12 @@ struct ServerSpec {
   // oio: the most connections served at once (0: no cap).
   int threads = 0;
 };
+
+// The server the flags describe: InvalidArgument unless 0 <= port <= 65535 (0: any free
+// port), threads >= 0 (0: the default), `host` is a numeric address and `transport` is
+// "nio" or "oio".
+absl::StatusOr<ServerSpec> MakeServerSpec(std::string name, const std::string& host, int port,
+                                          int threads, std::string transport);
 
 // Serves `spec.address` with a ServerBootstrap on `spec.transport` (nio: one loop
 // accepts, `threads` loops serve; oio: one thread accepts, each connection gets a thread

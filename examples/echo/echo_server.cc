@@ -49,16 +49,12 @@ class EchoHandler final : public gyre::ChannelInboundHandler {
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const sigset_t signals = gyre::examples::BlockShutdownSignals();  // before any thread
-  gyre::examples::ServerSpec spec;
-  spec.name = "echo_server";
-  spec.transport = absl::GetFlag(FLAGS_transport);
-  spec.threads = absl::GetFlag(FLAGS_threads);
-  absl::StatusOr<gyre::SocketAddress> addr = gyre::examples::ServerAddress(
-      absl::GetFlag(FLAGS_host), absl::GetFlag(FLAGS_port), spec.threads);
-  if (!addr.ok()) return gyre::examples::Fail(spec.name, addr.status());
-  spec.address = *addr;
+  absl::StatusOr<gyre::examples::ServerSpec> spec = gyre::examples::MakeServerSpec(
+      "echo_server", absl::GetFlag(FLAGS_host), absl::GetFlag(FLAGS_port),
+      absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_transport));
+  if (!spec.ok()) return gyre::examples::Fail("echo_server", spec.status());
   auto echo = std::make_shared<EchoHandler>();  // sharable: one for every connection
   return gyre::examples::ServeUntilSignal(
-      spec, [echo](gyre::Channel& child) { return child.pipeline().AddLast("echo", echo); },
+      *spec, [echo](gyre::Channel& child) { return child.pipeline().AddLast("echo", echo); },
       signals);
 }

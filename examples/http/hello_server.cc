@@ -30,19 +30,15 @@ ABSL_FLAG(std::string, transport, "nio", "nio (epoll loops) or oio (a thread per
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const sigset_t signals = gyre::examples::BlockShutdownSignals();  // before any thread
-  gyre::examples::ServerSpec spec;
-  spec.name = "hello_server";
-  spec.transport = absl::GetFlag(FLAGS_transport);
-  spec.threads = absl::GetFlag(FLAGS_threads);
-  absl::StatusOr<gyre::SocketAddress> addr = gyre::examples::ServerAddress(
-      absl::GetFlag(FLAGS_host), absl::GetFlag(FLAGS_port), spec.threads);
-  if (!addr.ok()) return gyre::examples::Fail(spec.name, addr.status());
-  spec.address = *addr;
+  absl::StatusOr<gyre::examples::ServerSpec> spec = gyre::examples::MakeServerSpec(
+      "hello_server", absl::GetFlag(FLAGS_host), absl::GetFlag(FLAGS_port),
+      absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_transport));
+  if (!spec.ok()) return gyre::examples::Fail("hello_server", spec.status());
   auto hello = std::make_shared<gyre::HelloHandler>();  // sharable: counts every request
   auto init = [hello](gyre::Channel& child) {
     return gyre::AddHelloPipeline(child.pipeline(), hello);
   };
-  const int code = gyre::examples::ServeUntilSignal(spec, init, signals);
+  const int code = gyre::examples::ServeUntilSignal(*spec, init, signals);
   std::fprintf(stderr, "hello_server: %llu requests, %llu bad requests\n",
                static_cast<unsigned long long>(hello->requests()),
                static_cast<unsigned long long>(hello->bad_requests()));
