@@ -9,7 +9,10 @@
 // periodic task's future never succeeds: it completes as cancelled when cancelled (or
 // when its executor terminates), or fails with Internal when the body throws, which
 // also stops the repetition. A task still pending when its executor terminates
-// completes as cancelled and never runs.
+// completes as cancelled and never runs. Cancel() on the loop's thread takes the task
+// out of the timer queue before the future's listeners run (so a listener that
+// reschedules sees the queue without it). Cancelled from another thread, it is queued
+// for the loop, which frees it on its next pass without being woken for each one.
 //
 // Thread safety: as Future; every method is thread-safe.
 // Ownership: shares the task state with the executor, which drops its reference when
