@@ -272,8 +272,9 @@ class FutureCoreBase {
 
   // The last reference went while a thread may be notifying without one: under the
   // lock (which serializes this with EndNotifying), mark the deletion for the notifier
-  // if it still notifies (true), else leave it to the caller (false).
-  bool DeferDeletion() {
+  // if it still notifies (true), else leave it to the caller (false). Out of line: it
+  // is rare, and keeping it out of Release lets Release inline into the hot paths.
+  ABSL_ATTRIBUTE_NOINLINE bool DeferDeletion() {
     const uint32_t s = Lock();
     if ((s & kNotifying) == 0) {
       Unlock(s);
