@@ -31,9 +31,11 @@ int Serve(const ServerSpec& spec, EventLoopGroup& bosses, EventLoopGroup& worker
   absl::StatusOr<std::shared_ptr<Channel>> listening = bootstrap.Bind(spec.address).Sync();
   int code = 0;
   if (listening.ok()) {
-    const std::string shape = spec.transport == "oio"
-                                  ? "oio, a thread per connection"
-                                  : absl::StrCat("nio, ", workers.executors().size(), " worker loops");
+    const size_t loops = workers.executors().size();
+    const std::string shape =
+        spec.transport == "oio"
+            ? "oio, a thread per connection"
+            : absl::StrCat("nio, ", loops, loops == 1 ? " worker loop" : " worker loops");
     std::printf("%s listening on %s (%s)\n", spec.name.c_str(),
                 (*listening)->local_address().ToString().c_str(), shape.c_str());
     std::fflush(stdout);
