@@ -15,8 +15,9 @@
 // of the table; the guess shrinks by one step only after two consecutive read loops whose
 // total is less than the step below it. (Netty also shrinks when the total equals that
 // step; gyre does not, so same-sized messages never settle on a guess they fill exactly,
-// which would cost every read loop an extra read that finds the socket empty.) A read loop continues while each read filled its buffer
-// and fewer than max_messages_per_read reads were made.
+// which would cost every read loop an extra read that finds the socket empty.) A read
+// loop continues while each read filled its buffer and fewer than max_messages_per_read
+// reads were made.
 //
 // Thread safety: a Handle is thread-compatible (one per channel, used on its loop).
 // Ownership: a value type.
