@@ -145,17 +145,16 @@ ScheduledFuture<R> EventExecutorGroup::ScheduleImpl(F&& f, absl::Duration delay,
   if (kind != internal::ScheduledTask::Kind::kOnce) {
     period_nanos = period == absl::InfiniteDuration() ? INT64_MAX : absl::ToInt64Nanoseconds(period);
   }
-  auto* core = new Core(executor, std::forward<F>(f), kind, period_nanos);
-  ScheduledFuture<R> future(core);  // adopts the creation reference
+  Core* core = Core::Create(executor, std::forward<F>(f), kind, period_nanos);
+  ScheduledFuture<R> future(core);   // adopts one of the two creation references
+  internal::ScheduledTaskRef ref(core);  // and the executor's
   const Ticker* ticker = executor->ticker();
   core->set_ticker(ticker);
   core->set_deadline_nanos(internal::DeadlineNanos(ticker->Nanos(), delay));
   if (kind != internal::ScheduledTask::Kind::kOnce && period <= absl::ZeroDuration()) {
     core->FailDetached(absl::InvalidArgumentError("a periodic task needs a positive period"));
-    return future;
+    return future;  // `ref` drops the executor's reference
   }
-  core->AddRef();  // the executor's reference
-  internal::ScheduledTaskRef ref(core);
   absl::Status status = executor->ScheduleTask(ref);
   if (!status.ok()) core->FailDetached(std::move(status));  // `ref` drops the executor's ref
   return future;

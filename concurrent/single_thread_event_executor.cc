@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/concurrent/internal/status_macros.h"
+#include "gyre/concurrent/internal/timer_arena.h"
 
 namespace gyre {
 namespace {
@@ -664,6 +665,11 @@ void SingleThreadEventExecutor::ThreadMain() {
   loop_affinity_.AssertOnLoop();
   // Lets promise completion on this thread skip the virtual InEventLoop() call.
   internal::tls_current_executor = this;
+#if GYRE_TIMER_ARENA
+  // The timers this thread schedules live in an arena it owns while it runs.
+  internal::TimerArena* const timer_arena = internal::TimerArena::Create();
+  internal::tls_timer_arena = timer_arena;
+#endif
   {
     internal::MutexLock lock(&info_mu_);
     thread_name_ = internal::CurrentThreadName();
@@ -729,6 +735,12 @@ void SingleThreadEventExecutor::ThreadMain() {
   if (queue_.MaybeNonEmpty() || !local_.empty()) {
     GYRE_LOG(WARNING) << "an executor terminated with a non-empty task queue";
   }
+#if GYRE_TIMER_ARENA
+  // No more timers from this thread's arena; it goes once its last timer does (a
+  // handle may outlive the loop).
+  internal::tls_timer_arena = nullptr;
+  timer_arena->Orphan();
+#endif
   // Completed through a local handle: a termination listener may destroy this executor
   // (and with it the member), so nothing here touches `this` after the completion.
   Promise<void> termination = termination_;

@@ -116,6 +116,10 @@ class FutureCoreBase {
   static constexpr uint32_t kDeletePending = 1u << 8;
 
   explicit FutureCoreBase(EventExecutor* executor) : executor_(executor) {}
+  // Starts with `initial_refs` references (at least one), for a creator that hands
+  // several out at once: plain stores instead of an atomic increment per extra holder.
+  FutureCoreBase(EventExecutor* executor, int32_t initial_refs)
+      : refs_(initial_refs), executor_(executor) {}
   FutureCoreBase(const FutureCoreBase&) = delete;
 
   static void* operator new(size_t size) { return AllocateSmallBlock(size); }
@@ -329,6 +333,8 @@ class FutureCore : public FutureCoreBase {
   using Stored = StoredType<T>;
 
   explicit FutureCore(EventExecutor* executor) : FutureCoreBase(executor) {}
+  FutureCore(EventExecutor* executor, int32_t initial_refs)
+      : FutureCoreBase(executor, initial_refs) {}
 
   // Valid only after IsSuccess() returned true (acquire).
   const Stored& value() const { return *std::launder(reinterpret_cast<const Stored*>(&storage_)); }

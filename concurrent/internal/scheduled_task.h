@@ -23,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "gyre/concurrent/internal/future_core.h"
+#include "gyre/concurrent/internal/timer_arena.h"
 
 namespace gyre {
 
@@ -95,6 +96,10 @@ class ScheduledTask {
  protected:
   ~ScheduledTask() = default;
 
+  // The state lives in a block of a TimerArena (not in the heap). In the padding after
+  // kind_, so it costs no space.
+  bool in_arena_ = false;
+
   void NotifyHostCancelled() {
     ScheduledTaskHost* host = host_.load(std::memory_order_acquire);
     if (host != nullptr) host->OnScheduledTaskCancelled(this);
@@ -112,8 +117,34 @@ class ScheduledTask {
 template <typename T, typename F>
 class ScheduledTaskCore final : public FutureCore<T>, public ScheduledTask {
  public:
+  // Starts with two references: the user's future's and the executor's.
   ScheduledTaskCore(EventExecutor* executor, F fn, Kind kind, int64_t period_nanos)
-      : FutureCore<T>(executor), ScheduledTask(kind, period_nanos), fn_(std::move(fn)) {}
+      : FutureCore<T>(executor, /*initial_refs=*/2),
+        ScheduledTask(kind, period_nanos),
+        fn_(std::move(fn)) {}
+
+  // A new task in the calling loop thread's TimerArena, or on the heap on other threads
+  // (and for bodies too large for the arena).
+  template <typename Fn>
+  static ScheduledTaskCore* Create(EventExecutor* executor, Fn&& fn, Kind kind,
+                                   int64_t period_nanos) {
+#if GYRE_TIMER_ARENA
+    if (TimerArena* arena = tls_timer_arena) {
+      if (void* mem = arena->Allocate(sizeof(ScheduledTaskCore))) {
+        ScheduledTaskCore* core;
+        try {
+          core = ::new (mem) ScheduledTaskCore(executor, std::forward<Fn>(fn), kind, period_nanos);
+        } catch (...) {
+          TimerArena::Free(mem);
+          throw;
+        }
+        core->in_arena_ = true;
+        return core;
+      }
+    }
+#endif
+    return new ScheduledTaskCore(executor, std::forward<Fn>(fn), kind, period_nanos);
+  }
 
   void Ref() override { this->AddRef(); }
   void Unref() override { this->Release(); }
@@ -164,6 +195,16 @@ class ScheduledTaskCore final : public FutureCore<T>, public ScheduledTask {
 
  private:
   ~ScheduledTaskCore() override = default;
+
+  void DeleteThis() override {
+    if (in_arena_) {
+      void* block = this;
+      this->ScheduledTaskCore::~ScheduledTaskCore();
+      TimerArena::Free(block);
+      return;
+    }
+    delete this;
+  }
 
   std::optional<F> fn_;
 };

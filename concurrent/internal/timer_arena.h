@@ -1,0 +1,155 @@
+// TimerArena: the memory of the timers an event-loop thread schedules, so that
+// scheduling takes no lock and touches memory in order.
+//
+// A timer's state (its future plus the timer queue's bookkeeping, about 256 bytes) is
+// made by each Schedule() and dropped when its last handle goes, often on another
+// thread. From the general allocator each one costs a locked round on the allocator's
+// arena (allocation and free). The arena serves blocks of 64-byte size classes up to
+// kMaxBlockBytes from 64 KiB chunks it owns: on its owner thread by a pop from the
+// class's free list or a bump of a pointer (plain loads and stores, no atomics). Blocks
+// freed on other threads go onto the class's lock-free stack, which the owner takes
+// whole (one exchange, no walk) when the free list runs dry.
+//
+//   TimerArena* arena = TimerArena::Create();   // on the owner thread
+//   tls_timer_arena = arena;
+//   void* p = arena->Allocate(sizeof(T));       // nullptr: too large, use the heap
+//   ...
+//   TimerArena::Free(p);                        // any thread
+//   tls_timer_arena = nullptr;
+//   arena->Orphan();                            // the owner is done with it
+//
+// Memory: a chunk is kept until the arena is deleted, so an arena holds as much as its
+// owner's timers needed at their peak (a million live 256-byte timers: 256 MiB), to serve
+// them again. This is what the general allocator's own free lists did before (it did not
+// give that memory back either), without the locks.
+//
+// Lifetime: Orphan() is the owner's last call. The arena deletes itself (and every
+// chunk) when Orphan() has run and every block is freed, in whichever order; a timer
+// handle may outlive its loop.
+//
+// Thread safety: Create, Allocate and Orphan on the owner thread only (the thread whose
+// tls_timer_arena is this arena). Free from any thread.
+#ifndef GYRE_CONCURRENT_INTERNAL_TIMER_ARENA_H_
+#define GYRE_CONCURRENT_INTERNAL_TIMER_ARENA_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+// Event loops serve their timers from an arena except under the address and memory
+// sanitizers, so that a use after free of a timer's state is still caught there. (The
+// thread sanitizer keeps it: its cross-thread frees are what it checks.)
+#if defined(__SANITIZE_ADDRESS__)
+#define GYRE_TIMER_ARENA 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define GYRE_TIMER_ARENA 0
+#endif
+#endif
+#ifndef GYRE_TIMER_ARENA
+#define GYRE_TIMER_ARENA 1
+#endif
+
+namespace gyre {
+namespace internal {
+
+class TimerArena;
+
+// The arena of the calling thread's event loop (nullptr on other threads). A block this
+// thread frees into it needs no atomics.
+inline thread_local TimerArena* tls_timer_arena = nullptr;
+
+class TimerArena {
+ public:
+  static constexpr size_t kClassBytes = 64;
+  static constexpr int kClasses = 8;
+  static constexpr size_t kMaxBlockBytes = kClassBytes * kClasses;
+  static constexpr size_t kChunkBytes = size_t{64} << 10;
+
+  static TimerArena* Create() { return new TimerArena(); }
+
+  TimerArena(const TimerArena&) = delete;
+  TimerArena& operator=(const TimerArena&) = delete;
+
+  // A block of at least `size` bytes, aligned to 64; nullptr when `size` is 0 or over
+  // kMaxBlockBytes (the caller uses the heap). Throws std::bad_alloc as operator new
+  // does. Owner thread only.
+  void* Allocate(size_t size);
+
+  // Returns a block from Allocate (of any arena). Any thread.
+  static void Free(void* block) noexcept;
+
+  // The owner's last call: no Allocate after it. Deletes the arena at once when no
+  // block is out, else when the last one is freed.
+  void Orphan() noexcept;
+
+  // Owner thread only; for tests and statistics. Blocks handed out and not freed, found
+  // by walking the free lists and stacks (O(free blocks)).
+  size_t chunk_count() const { return chunk_count_; }
+  int64_t CountLiveBlocks() const;
+
+ private:
+  struct FreeBlock {
+    FreeBlock* next;
+  };
+  // At the start of each chunk (its first 64 bytes; blocks follow).
+  struct alignas(64) ChunkHeader {
+    TimerArena* arena;
+    ChunkHeader* next_chunk;
+    int block_class;
+  };
+
+  TimerArena() = default;
+  ~TimerArena();
+
+  static ChunkHeader* ChunkOf(void* block) {
+    return reinterpret_cast<ChunkHeader*>(reinterpret_cast<uintptr_t>(block) &
+                                          ~(uintptr_t{kChunkBytes} - 1));
+  }
+  static size_t ClassBytes(int c) { return static_cast<size_t>(c + 1) * kClassBytes; }
+  void* AllocateSlow(int c);
+  void FreeRemote(FreeBlock* b, int c) noexcept;
+  static int64_t Length(const FreeBlock* b);
+  static FreeBlock* Orphaned() { return reinterpret_cast<FreeBlock*>(uintptr_t{1}); }
+
+  // Owner-only. No per-block count: what is out is worked out when needed (Orphan).
+  FreeBlock* free_[kClasses] = {};
+  char* bump_[kClasses] = {};
+  char* bump_end_[kClasses] = {};
+  ChunkHeader* chunks_ = nullptr;
+  size_t chunk_count_ = 0;
+  int64_t carved_ = 0;  // blocks ever cut from chunks
+
+  // Shared: per class, the blocks freed on other threads (Orphaned() once the owner is
+  // gone); after Orphan() the count of blocks still out, as Orphan() describes.
+  alignas(64) std::atomic<FreeBlock*> remote_[kClasses] = {};
+  std::atomic<int64_t> outstanding_{0};
+};
+
+inline void* TimerArena::Allocate(size_t size) {
+  if (size == 0 || size > kMaxBlockBytes) return nullptr;
+  const int c = static_cast<int>((size - 1) / kClassBytes);
+  if (FreeBlock* b = free_[c]) {
+    free_[c] = b->next;
+    return b;
+  }
+  return AllocateSlow(c);
+}
+
+inline void TimerArena::Free(void* block) noexcept {
+  ChunkHeader* chunk = ChunkOf(block);
+  TimerArena* arena = chunk->arena;
+  FreeBlock* b = static_cast<FreeBlock*>(block);
+  const int c = chunk->block_class;
+  if (arena == tls_timer_arena) {
+    b->next = arena->free_[c];
+    arena->free_[c] = b;
+  } else {
+    arena->FreeRemote(b, c);
+  }
+}
+
+}  // namespace internal
+}  // namespace gyre
+
+#endif  // GYRE_CONCURRENT_INTERNAL_TIMER_ARENA_H_
