@@ -99,6 +99,43 @@ TEST(ScheduledTaskHeapTest, RemovingFromTheWheelIsExactAndReturnsTheReference) {
   EXPECT_EQ(far.refs(), 1);
 }
 
+// One bucket holding many timers, most removed one by one from anywhere in it: every
+// remaining timer can still be removed exactly, and the rest leave in (deadline,
+// scheduling) order.
+TEST(ScheduledTaskHeapTest, ManyRemovalsFromOneBucketKeepEveryOtherTimerReachable) {
+  ScheduledTaskHeap q;
+  FakeTask earliest(10);
+  q.Push(Adopt(&earliest));
+  constexpr int kTimers = 1000;
+  std::vector<std::unique_ptr<FakeTask>> tasks;
+  for (int i = 0; i < kTimers; ++i) {
+    // All in bucket 40, deadlines descending: the heap order is the reverse of pushes.
+    tasks.push_back(std::make_unique<FakeTask>(40 * kBucket + kTimers - i));
+    q.Push(Adopt(tasks.back().get()));
+  }
+  ASSERT_EQ(q.wheel_size(), static_cast<size_t>(kTimers));
+  // Remove all but every tenth.
+  for (int i = 0; i < kTimers; ++i) {
+    if (i % 10 == 0) continue;
+    ScheduledTaskRef r = q.Remove(tasks[i].get());
+    ASSERT_EQ(r.get(), tasks[i].get()) << i;
+  }
+  EXPECT_EQ(q.wheel_size(), static_cast<size_t>(kTimers / 10));
+  // A survivor is removed exactly; the others leave in order.
+  ASSERT_EQ(q.Remove(tasks[500].get()).get(), tasks[500].get());
+  EXPECT_FALSE(q.Remove(tasks[501].get()));  // removed before
+  std::vector<ScheduledTask*> order;
+  while (!q.empty()) order.push_back(q.Pop().release());
+  std::vector<ScheduledTask*> expected = {&earliest};
+  for (int i = kTimers - 10; i >= 0; i -= 10) {
+    if (i != 500) expected.push_back(tasks[i].get());
+  }
+  EXPECT_EQ(order, expected);
+  for (ScheduledTask* t : order) t->Unref();
+  for (auto& t : tasks) EXPECT_EQ(t->refs(), 1);
+  EXPECT_EQ(earliest.refs(), 1);
+}
+
 TEST(ScheduledTaskHeapTest, RemoveDoneFromHeapLeavesTheWheelAlone) {
   ScheduledTaskHeap q;
   std::vector<std::unique_ptr<FakeTask>> tasks;

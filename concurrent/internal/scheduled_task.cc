@@ -97,7 +97,7 @@ size_t ScheduledTaskHeap::RemoveDoneFromHeap() {
   if (heap_changed) {
     // Floyd's bottom-up construction: O(n).
     for (size_t i = kept / 2; i-- > 0;) SiftDown(i);
-    for (size_t i = 0; i < kept; ++i) heap_[i].task->heap_index = static_cast<int64_t>(i);
+    for (size_t i = 0; i < kept; ++i) heap_[i].task->heap_index = static_cast<int32_t>(i);
   }
   Settle();
   return removed;
@@ -105,7 +105,7 @@ size_t ScheduledTaskHeap::RemoveDoneFromHeap() {
 
 void ScheduledTaskHeap::HeapPush(ScheduledTask* t) {
   heap_.push_back(Entry{t->deadline_nanos(), t->seq, t});
-  t->heap_index = static_cast<int64_t>(heap_.size() - 1);
+  t->heap_index = static_cast<int32_t>(heap_.size() - 1);
   SiftUp(heap_.size() - 1);
 }
 

@@ -43,7 +43,7 @@ class ScheduledTaskHost {
 
 class ScheduledTask {
  public:
-  enum class Kind { kOnce, kFixedRate, kFixedDelay };
+  enum class Kind : uint8_t { kOnce, kFixedRate, kFixedDelay };
 
   ScheduledTask(Kind kind, int64_t period_nanos) : kind_(kind), period_nanos_(period_nanos) {}
   ScheduledTask(const ScheduledTask&) = delete;
@@ -78,11 +78,8 @@ class ScheduledTask {
     host_.store(host, std::memory_order_release);
   }
 
-  // Loop-confined queue bookkeeping (ScheduledTaskHeap): the index in the heap array,
-  // or kInWheel while in a wheel bucket (linked through wheel_prev/wheel_next, in the
-  // queue `wheel_owner`), or -1 when in neither; and the tie-break sequence number.
-  static constexpr int64_t kInWheel = -2;
-  int64_t heap_index = -1;
+  // Loop-confined queue bookkeeping (ScheduledTaskHeap): the tie-break sequence number,
+  // the links of a wheel bucket (in the queue `wheel_owner`), and `heap_index` below.
   uint64_t seq = 0;
   ScheduledTask* wheel_prev = nullptr;
   ScheduledTask* wheel_next = nullptr;
@@ -92,21 +89,28 @@ class ScheduledTask {
   // CAS, read by the loop after its acquire exchange.
   ScheduledTask* incoming_next = nullptr;
   ScheduledTask* cancelled_next = nullptr;
+  // The index in the heap array, or kInWheel while in a wheel bucket, or -1 when in
+  // neither. 32 bits: a heap of 2^31 timers would take half a terabyte. With in_arena_
+  // and kind_ in one word.
+  static constexpr int32_t kInWheel = -2;
+  int32_t heap_index = -1;
 
  protected:
   ~ScheduledTask() = default;
 
-  // The state lives in a block of a TimerArena (not in the heap). In the padding after
-  // kind_, so it costs no space.
+  // The state lives in a block of a TimerArena (not in the heap).
   bool in_arena_ = false;
 
+ private:
+  const Kind kind_;
+
+ protected:
   void NotifyHostCancelled() {
     ScheduledTaskHost* host = host_.load(std::memory_order_acquire);
     if (host != nullptr) host->OnScheduledTaskCancelled(this);
   }
 
  private:
-  const Kind kind_;
   const int64_t period_nanos_;
   std::atomic<int64_t> deadline_nanos_{0};
   const Ticker* ticker_ = nullptr;
@@ -291,7 +295,7 @@ class ScheduledTaskHeap {
   size_t heap_size() const { return heap_.size(); }
   // True when `task` sits in this queue's binary heap (not in its wheel, not elsewhere).
   bool InHeap(const ScheduledTask* task) const {
-    const int64_t i = task->heap_index;
+    const int32_t i = task->heap_index;
     return i >= 0 && static_cast<size_t>(i) < heap_.size() && heap_[i].task == task;
   }
 
@@ -311,7 +315,7 @@ class ScheduledTaskHeap {
   void SiftDown(size_t i);
   void Place(size_t i, const Entry& e) {
     heap_[i] = e;
-    e.task->heap_index = static_cast<int64_t>(i);
+    e.task->heap_index = static_cast<int32_t>(i);
   }
 
   // The wheel.
