@@ -40,6 +40,10 @@ struct ExecutorSnapshot {
   size_t scheduled_tasks = 0;  // in the timer heap
   uint64_t completed_tasks = 0;  // tasks and timer runs finished
   uint64_t rejected_tasks = 0;   // submissions refused (shut down or full)
+  // Memory the loop thread keeps for the states of the timers it schedules (chunks of
+  // its timer arena, reused; as much as its timers needed at their peak). 0 before the
+  // thread starts, once it has ended, and where timers use the heap (sanitizer builds).
+  size_t timer_memory_bytes = 0;
   absl::Duration busy_time;      // time spent running tasks
   absl::Duration uptime;         // since the thread started; zero until then
 

@@ -667,7 +667,7 @@ void SingleThreadEventExecutor::ThreadMain() {
   internal::tls_current_executor = this;
 #if GYRE_TIMER_ARENA
   // The timers this thread schedules live in an arena it owns while it runs.
-  internal::TimerArena* const timer_arena = internal::TimerArena::Create();
+  internal::TimerArena* const timer_arena = internal::TimerArena::Create(&timer_memory_bytes_);
   internal::tls_timer_arena = timer_arena;
 #endif
   {
@@ -844,6 +844,7 @@ ExecutorSnapshot SingleThreadEventExecutor::Snapshot() const {
   s.scheduled_tasks = ScheduledTaskCount();
   s.completed_tasks = completed_.load(std::memory_order_relaxed);
   s.rejected_tasks = rejected_.load(std::memory_order_relaxed);
+  s.timer_memory_bytes = timer_memory_bytes_.load(std::memory_order_relaxed);
   s.busy_time = absl::Nanoseconds(busy_nanos_.load(std::memory_order_relaxed));
   // Relaxed: statistics. The stamp is read last so its age is measured from now.
   int64_t started = thread_start_nanos_.load(std::memory_order_relaxed);

@@ -390,6 +390,9 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   std::atomic<int64_t> thread_start_nanos_{0};
   // Relaxed: a statistic, bumped by any rejecting thread.
   std::atomic<uint64_t> rejected_{0};
+  // Relaxed: a statistic. The bytes of the loop thread's timer arena (its chunks, kept
+  // for reuse) while the loop runs; written by the arena, 0 once the loop has ended.
+  std::atomic<size_t> timer_memory_bytes_{0};
 
   mutable internal::Mutex info_mu_;
   std::string thread_name_ ABSL_GUARDED_BY(info_mu_);

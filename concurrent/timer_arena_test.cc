@@ -158,5 +158,28 @@ TEST(TimerArenaExecutorTest, TimerHandlesOutliveTheirLoop) {
   kept.clear();  // the last blocks go after their loop did
 }
 
+// The executor reports its arena's memory while the loop runs, and 0 once it ended.
+TEST(TimerArenaExecutorTest, SnapshotShowsTheArenaWhileTheLoopRuns) {
+  DefaultEventExecutor executor;
+  std::vector<ScheduledFuture<void>> timers;
+  ASSERT_TRUE(executor
+                  .Submit([&] {
+                    for (int i = 0; i < 300; ++i) {  // more than one chunk's worth
+                      timers.push_back(executor.Schedule([] {}, absl::Hours(1)));
+                    }
+                  })
+                  .AwaitFor(testing::Scaled(absl::Seconds(10))));
+  const size_t bytes = executor.Snapshot().timer_memory_bytes;
+#if GYRE_TIMER_ARENA
+  EXPECT_EQ(bytes, 2 * TimerArena::kChunkBytes);  // 255 states of 256 bytes a chunk
+#else
+  EXPECT_EQ(bytes, 0u);  // timers use the heap in this build
+#endif
+  for (ScheduledFuture<void>& t : timers) EXPECT_TRUE(t.Cancel());
+  executor.ShutdownGracefully(absl::ZeroDuration(), absl::ZeroDuration());
+  ASSERT_TRUE(executor.AwaitTermination(testing::Scaled(absl::Seconds(10))));
+  EXPECT_EQ(executor.Snapshot().timer_memory_bytes, 0u);
+}
+
 }  // namespace
 }  // namespace gyre

@@ -1,6 +1,7 @@
 #include "gyre/concurrent/internal/timer_arena.h"
 
 #include <new>
+#include <utility>
 
 namespace gyre {
 namespace internal {
@@ -31,6 +32,7 @@ void* TimerArena::AllocateSlow(int c) {
     void* mem = ::operator new(kChunkBytes, std::align_val_t{kChunkBytes});
     chunks_ = ::new (mem) ChunkHeader{this, chunks_, c};
     ++chunk_count_;
+    if (reserved_ != nullptr) reserved_->fetch_add(kChunkBytes, std::memory_order_relaxed);
     // The rest of the previous chunk of this class (less than one block) is left unused.
     bump_[c] = static_cast<char*>(mem) + sizeof(ChunkHeader);
     bump_end_[c] = static_cast<char*>(mem) + kChunkBytes;
@@ -76,6 +78,7 @@ int64_t TimerArena::CountLiveBlocks() const {
 }
 
 void TimerArena::Orphan() noexcept {
+  if (reserved_ != nullptr) std::exchange(reserved_, nullptr)->store(0, std::memory_order_relaxed);
   // Blocks pushed before a class's exchange are counted back here; later frees see
   // Orphaned() and count down outstanding_ instead.
   int64_t free = 0;

@@ -10,7 +10,7 @@
 // freed on other threads go onto the class's lock-free stack, which the owner takes
 // whole (one exchange, no walk) when the free list runs dry.
 //
-//   TimerArena* arena = TimerArena::Create();   // on the owner thread
+//   TimerArena* arena = TimerArena::Create(&bytes);  // on the owner thread
 //   tls_timer_arena = arena;
 //   void* p = arena->Allocate(sizeof(T));       // nullptr: too large, use the heap
 //   ...
@@ -66,7 +66,12 @@ class TimerArena {
   static constexpr size_t kMaxBlockBytes = kClassBytes * kClasses;
   static constexpr size_t kChunkBytes = size_t{64} << 10;
 
-  static TimerArena* Create() { return new TimerArena(); }
+  // `reserved` (optional) follows the bytes of the arena's chunks, for statistics: it
+  // is added to (relaxed) as chunks are made and set to 0 by Orphan(), after which the
+  // arena no longer touches it, so it may be destroyed once Orphan() has returned.
+  static TimerArena* Create(std::atomic<size_t>* reserved = nullptr) {
+    return new TimerArena(reserved);
+  }
 
   TimerArena(const TimerArena&) = delete;
   TimerArena& operator=(const TimerArena&) = delete;
@@ -99,7 +104,7 @@ class TimerArena {
     int block_class;
   };
 
-  TimerArena() = default;
+  explicit TimerArena(std::atomic<size_t>* reserved) : reserved_(reserved) {}
   ~TimerArena();
 
   static ChunkHeader* ChunkOf(void* block) {
@@ -119,6 +124,7 @@ class TimerArena {
   ChunkHeader* chunks_ = nullptr;
   size_t chunk_count_ = 0;
   int64_t carved_ = 0;  // blocks ever cut from chunks
+  std::atomic<size_t>* reserved_;  // see Create; null after Orphan
 
   // Shared: per class, the blocks freed on other threads (Orphaned() once the owner is
   // gone); after Orphan() the count of blocks still out, as Orphan() describes.

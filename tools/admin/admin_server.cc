@@ -81,7 +81,7 @@ void FillGroup(const GroupSnapshot& g, absl::Duration threshold, bool with_execu
   out->set_chooser(g.chooser);
   out->set_executor_count(static_cast<int>(g.executors.size()));
   out->set_state(ToProto(Aggregate(g.executors)));
-  uint64_t pending = 0, scheduled = 0, completed = 0, rejected = 0;
+  uint64_t pending = 0, scheduled = 0, completed = 0, rejected = 0, timer_memory = 0;
   int channels = 0, stalled = 0;
   for (size_t i = 0; i < g.executors.size(); ++i) {
     const ExecutorSnapshot& e = g.executors[i];
@@ -89,6 +89,7 @@ void FillGroup(const GroupSnapshot& g, absl::Duration threshold, bool with_execu
     scheduled += e.scheduled_tasks;
     completed += e.completed_tasks;
     rejected += e.rejected_tasks;
+    timer_memory += e.timer_memory_bytes;
     channels += e.registered_channels;
     const bool is_stalled =
         e.running_task && e.running_task_age > threshold && e.pending_tasks > 0;
@@ -122,11 +123,13 @@ void FillGroup(const GroupSnapshot& g, absl::Duration threshold, bool with_execu
     x->set_running_task(e.running_task);
     x->set_running_task_age_nanos(absl::ToInt64Nanoseconds(e.running_task_age));
     x->set_stalled(is_stalled);
+    x->set_timer_memory_bytes(e.timer_memory_bytes);
   }
   out->set_pending_tasks(pending);
   out->set_scheduled_tasks(scheduled);
   out->set_completed_tasks(completed);
   out->set_rejected_tasks(rejected);
+  out->set_timer_memory_bytes(timer_memory);
   out->set_registered_channels(channels);
   out->set_stalled_executors(stalled);
 }

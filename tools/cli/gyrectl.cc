@@ -203,6 +203,16 @@ std::string Dur(int64_t nanos) {
   return absl::StrFormat("%.1fs", static_cast<double>(nanos) / 1e9);
 }
 
+// 0 B, 512 B, 64 KiB, 1.5 MiB, 2.0 GiB.
+std::string Bytes(uint64_t n) {
+  if (n < 1024) return absl::StrCat(n, " B");
+  if (n < (uint64_t{1} << 20)) return absl::StrCat(n >> 10, " KiB");
+  if (n < (uint64_t{1} << 30)) {
+    return absl::StrFormat("%.1f MiB", static_cast<double>(n) / (1 << 20));
+  }
+  return absl::StrFormat("%.1f GiB", static_cast<double>(n) / (1 << 30));
+}
+
 // Columns aligned to their widest cell; numbers right-aligned.
 void PrintTable(const std::vector<std::vector<std::string>>& rows) {
   if (rows.empty()) return;
@@ -251,12 +261,12 @@ void PrintGroupDetail(const pb::Group& g) {
               StateName(g.state()).c_str(), KindName(g.kind()).c_str(), g.executor_count(),
               g.executor_count() == 1 ? "" : "s", g.chooser().c_str());
   std::printf("totals: pending %llu, scheduled %llu, completed %llu, rejected %llu, channels %d, "
-              "stalled %d\n",
+              "stalled %d, timer memory %s\n",
               static_cast<unsigned long long>(g.pending_tasks()),
               static_cast<unsigned long long>(g.scheduled_tasks()),
               static_cast<unsigned long long>(g.completed_tasks()),
               static_cast<unsigned long long>(g.rejected_tasks()), g.registered_channels(),
-              g.stalled_executors());
+              g.stalled_executors(), Bytes(g.timer_memory_bytes()).c_str());
   std::vector<std::vector<std::string>> rows = {{"#", "THREAD", "TID", "STATE", "PENDING", "SCHED",
                                                  "COMPLETED", "REJECTED", "BUSY", "CHANNELS", "IO",
                                                  "TASKS", "RUNNING", "STALLED"}};

@@ -128,6 +128,7 @@ TEST_F(GyrectlTest, DescribeShowsExecutorsAndMovingNumbers) {
   EXPECT_TRUE(absl::StrContains(r.out, "group cli-describe: STARTED, executor, 1 executor"))
       << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "completed 3,")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, ", timer memory 0 B\n")) << r.out;  // no timer yet
   std::vector<std::string> lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 4u) << r.out;  // two summary lines, header, one executor
   EXPECT_TRUE(absl::StartsWith(lines[2], "#  THREAD")) << r.out;
