@@ -54,11 +54,33 @@ TEST_F(TimerArenaTest, ReusesABlockFreedOnTheOwnerThreadWithinItsClass) {
   void* a = arena_->Allocate(200);
   ASSERT_NE(a, nullptr);
   TimerArena::Free(a);
-  EXPECT_EQ(arena_->Allocate(256), a);  // the same 256-byte class
+  EXPECT_EQ(arena_->Allocate(256), a);  // the same (320-byte) class
   void* small = arena_->Allocate(64);  // another class: another block
   EXPECT_NE(small, a);
   TimerArena::Free(small);
   TimerArena::Free(a);
+}
+
+// A power-of-two stride would put the same field of consecutive blocks into a fraction
+// of the cache's sets; every class is an odd number of lines, and consecutive blocks of
+// a class are that far apart.
+TEST_F(TimerArenaTest, BlocksOfEveryClassAreAnOddNumberOfLines) {
+  for (size_t size = 1; size <= TimerArena::kMaxBlockBytes; ++size) {
+    const size_t bytes = TimerArena::BlockBytes(size);
+    ASSERT_GE(bytes, size);
+    ASSERT_EQ(bytes % 64, 0u) << size;
+    ASSERT_EQ((bytes / 64) % 2, 1u) << size;
+    ASSERT_LT(bytes - size, 128u) << size;  // never more than two lines of slack
+  }
+  for (size_t size : {64u, 192u, 256u, 448u, 512u}) {
+    auto* a = static_cast<char*>(arena_->Allocate(size));
+    auto* b = static_cast<char*>(arena_->Allocate(size));
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(static_cast<size_t>(b - a), TimerArena::BlockBytes(size)) << size;
+    TimerArena::Free(b);
+    TimerArena::Free(a);
+  }
 }
 
 TEST_F(TimerArenaTest, BlocksAreAlignedDisjointAndFillWholeChunks) {
@@ -74,8 +96,10 @@ TEST_F(TimerArenaTest, BlocksAreAlignedDisjointAndFillWholeChunks) {
   for (int i = 0; i < kBlocks; ++i) {
     for (int b = 0; b < 250; ++b) ASSERT_EQ(blocks[i][b], i & 0xff) << "block " << i;
   }
-  // 64 KiB chunks less a 64-byte header hold 255 blocks of 256 bytes.
-  const size_t per_chunk = (TimerArena::kChunkBytes - 64) / 256;
+  // 64 KiB chunks less a 64-byte header hold 204 blocks of 320 bytes (250 bytes round up
+  // to five lines).
+  ASSERT_EQ(TimerArena::BlockBytes(250), 320u);
+  const size_t per_chunk = (TimerArena::kChunkBytes - 64) / 320;
   EXPECT_EQ(arena_->chunk_count(), (kBlocks + per_chunk - 1) / per_chunk);
   EXPECT_EQ(arena_->CountLiveBlocks(), kBlocks);
   for (unsigned char* p : blocks) TimerArena::Free(p);
@@ -171,7 +195,7 @@ TEST(TimerArenaExecutorTest, SnapshotShowsTheArenaWhileTheLoopRuns) {
                   .AwaitFor(testing::Scaled(absl::Seconds(10))));
   const size_t bytes = executor.Snapshot().timer_memory_bytes;
 #if GYRE_TIMER_ARENA
-  EXPECT_EQ(bytes, 2 * TimerArena::kChunkBytes);  // 255 states of 256 bytes a chunk
+  EXPECT_EQ(bytes, 2 * TimerArena::kChunkBytes);  // 204 states (of 320 bytes) a chunk
 #else
   EXPECT_EQ(bytes, 0u);  // timers use the heap in this build
 #endif
