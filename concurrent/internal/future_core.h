@@ -318,13 +318,26 @@ class FutureCoreBase {
   absl::Status cause_;
   // Guarded by the lock bit.
   WaitBlock* waiters_ = nullptr;
-  uint32_t next_listener_id_ = 0;
 };
 
 // Storage for T, or nothing for void.
 struct Empty {};
 template <typename T>
 using StoredType = std::conditional_t<std::is_void_v<T>, Empty, T>;
+
+// Raw bytes for an S constructed later; no bytes at all for an empty S (with
+// [[no_unique_address]], a void future's state carries no storage).
+template <typename S, bool kEmpty = std::is_empty_v<S>>
+struct RawStorage {
+  void* get() { return bytes; }
+  const void* get() const { return bytes; }
+  alignas(S) unsigned char bytes[sizeof(S)];
+};
+template <typename S>
+struct RawStorage<S, true> {
+  void* get() { return this; }
+  const void* get() const { return this; }
+};
 
 template <typename T>
 class FutureCore : public FutureCoreBase {
@@ -337,14 +350,16 @@ class FutureCore : public FutureCoreBase {
       : FutureCoreBase(executor, initial_refs) {}
 
   // Valid only after IsSuccess() returned true (acquire).
-  const Stored& value() const { return *std::launder(reinterpret_cast<const Stored*>(&storage_)); }
-  Stored& mutable_value() { return *std::launder(reinterpret_cast<Stored*>(&storage_)); }
+  const Stored& value() const {
+    return *std::launder(static_cast<const Stored*>(storage_.get()));
+  }
+  Stored& mutable_value() { return *std::launder(static_cast<Stored*>(storage_.get())); }
 
   template <typename... Args>
   bool TrySuccess(Args&&... args) {
     uint32_t s = LockForCompletion(kSuccess);
     if (s == 0) return false;
-    ::new (static_cast<void*>(&storage_)) Stored(std::forward<Args>(args)...);
+    ::new (storage_.get()) Stored(std::forward<Args>(args)...);
     FinishCompletion(s, kSuccess);
     return true;
   }
@@ -374,11 +389,11 @@ class FutureCore : public FutureCoreBase {
       // under the lock, and taking or destroying it later is a memcpy or nothing.
       Fn copy(std::forward<F>(f));
       uint32_t s = Lock();
-      if (ABSL_PREDICT_TRUE(first_.id == 0)) {
+      if (ABSL_PREDICT_TRUE(first_id_ == 0)) {
         ListenerId id = ++next_listener_id_;
-        first_.id = id;
+        first_id_ = static_cast<uint32_t>(id);
         std::memcpy(first_.bytes, static_cast<const void*>(&copy), sizeof(Fn));
-        first_.invoke = &InvokeTrivial<Fn>;
+        first_invoke_ = &InvokeTrivial<Fn>;
         return FinishAdd(s, id);
       }
       Unlock(s);
@@ -387,10 +402,10 @@ class FutureCore : public FutureCoreBase {
     Listener listener(std::forward<F>(f));
     uint32_t s = Lock();
     ListenerId id = ++next_listener_id_;
-    if (first_.id == 0) {
-      first_.id = id;
-      first_.invoke = nullptr;
-      first_.fn.emplace(std::move(listener));
+    if (first_id_ == 0) {
+      first_id_ = static_cast<uint32_t>(id);
+      first_invoke_ = nullptr;
+      ::new (&first_.fn) Listener(std::move(listener));
     } else {
       if (more_ == nullptr) more_ = new std::vector<Entry>();
       more_->push_back(Entry{id, std::move(listener)});
@@ -413,11 +428,13 @@ class FutureCore : public FutureCoreBase {
     Listener doomed;  // destroyed after unlocking: its destructor is user code
     uint32_t s = Lock();
     bool found = false;
-    if (first_.id == id) {
-      if (first_.fn.has_value()) doomed = std::move(*first_.fn);
-      first_.fn.reset();
-      first_.invoke = nullptr;
-      first_.id = 0;
+    if (first_id_ == id) {
+      if (first_invoke_ == nullptr) {
+        doomed = std::move(first_.fn);
+        first_.fn.~Listener();
+      }
+      first_invoke_ = nullptr;
+      first_id_ = 0;
       found = true;
     } else if (more_ != nullptr) {
       for (auto it = more_->begin(); it != more_->end(); ++it) {
@@ -436,6 +453,7 @@ class FutureCore : public FutureCoreBase {
  protected:
   ~FutureCore() override {
     if (kind() == kSuccess) mutable_value().~Stored();
+    if (first_id_ != 0 && first_invoke_ == nullptr) first_.fn.~Listener();
     delete more_;
   }
 
@@ -474,11 +492,22 @@ class FutureCore : public FutureCoreBase {
     (*std::launder(reinterpret_cast<Fn*>(bytes)))(self);
   }
 
-  // The first listener: either a small trivially copyable callable held as bytes
-  // (`invoke` set), or a type-erased one in `fn`. Copying the bytes form is a memcpy.
+  using InvokeFn = void (*)(void* bytes, const Future<T>& self);
+
+  // The first listener's callable: a small trivially copyable one held as bytes (with
+  // an InvokeFn beside it), or a type-erased one; which, and whether either is alive,
+  // is kept beside it. Copying the bytes form is a memcpy.
+  union FirstCallable {
+    FirstCallable() {}
+    ~FirstCallable() {}
+    alignas(void*) unsigned char bytes[kTrivialSlotBytes];
+    Listener fn;
+  };
+
+  // The first listener as taken out of the core to run after unlocking.
   struct FirstSlot {
     ListenerId id = 0;  // 0: empty
-    void (*invoke)(void* bytes, const Future<T>& self) = nullptr;
+    InvokeFn invoke = nullptr;
     alignas(void*) unsigned char bytes[kTrivialSlotBytes];
     std::optional<Listener> fn;
   };
@@ -490,18 +519,18 @@ class FutureCore : public FutureCoreBase {
   };
 
   bool HasListenersLocked() const {
-    return first_.id != 0 || (more_ != nullptr && !more_->empty());
+    return first_id_ != 0 || (more_ != nullptr && !more_->empty());
   }
 
   void TakeLocked(Taken& taken) {
-    if (first_.id != 0) {
-      taken.first.id = std::exchange(first_.id, 0);
-      if (first_.invoke != nullptr) {
-        taken.first.invoke = std::exchange(first_.invoke, nullptr);
+    if (first_id_ != 0) {
+      taken.first.id = std::exchange(first_id_, 0);
+      if (first_invoke_ != nullptr) {
+        taken.first.invoke = std::exchange(first_invoke_, nullptr);
         std::memcpy(taken.first.bytes, first_.bytes, kTrivialSlotBytes);
       } else {
-        taken.first.fn.emplace(std::move(*first_.fn));
-        first_.fn.reset();
+        taken.first.fn.emplace(std::move(first_.fn));
+        first_.fn.~Listener();
       }
     }
     if (more_ != nullptr && !more_->empty()) taken.more = std::exchange(more_, nullptr);
@@ -625,9 +654,15 @@ class FutureCore : public FutureCoreBase {
     self.ReleaseWithoutUnref();
   }
 
-  FirstSlot first_;                    // guarded by the lock bit
-  std::vector<Entry>* more_ = nullptr;  // guarded by the lock bit; owned
-  alignas(Stored) unsigned char storage_[sizeof(Stored)];
+  // Guarded by the lock bit. In this order, a void future's state is 96 bytes: after the
+  // base's 40, the callable (16-byte aligned) needs no padding before it.
+  InvokeFn first_invoke_ = nullptr;  // set: `first_.bytes` holds the first listener
+  FirstCallable first_;              // alive per first_id_ and first_invoke_
+  // Ids count up from 1 per state (32 bits, as the counter); 0: no first listener.
+  uint32_t first_id_ = 0;
+  uint32_t next_listener_id_ = 0;
+  std::vector<Entry>* more_ = nullptr;  // owned
+  [[no_unique_address]] RawStorage<Stored> storage_;
 };
 
 }  // namespace internal

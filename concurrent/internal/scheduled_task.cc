@@ -11,7 +11,6 @@ void ClearWheelLinks(ScheduledTask* t) {
   t->heap_index = -1;
   t->wheel_prev = nullptr;
   t->wheel_next = nullptr;
-  t->wheel_owner = nullptr;
 }
 
 }  // namespace
@@ -48,7 +47,6 @@ ScheduledTaskRef ScheduledTaskHeap::Pop() {
 
 ScheduledTaskRef ScheduledTaskHeap::Remove(ScheduledTask* task) {
   if (task->heap_index == ScheduledTask::kInWheel) {
-    if (task->wheel_owner != this) return ScheduledTaskRef();
     WheelUnlink(task);  // the earliest bucket can only get later: the invariant holds
     return ScheduledTaskRef(task);
   }
@@ -188,7 +186,6 @@ bool ScheduledTaskHeap::WheelInsert(ScheduledTask* t) {
   head = t;
   wheel_->bits[slot >> 6] |= uint64_t{1} << (slot & 63);
   t->heap_index = ScheduledTask::kInWheel;
-  t->wheel_owner = this;
   if (wheel_count_++ == 0 || d > wheel_max_deadline_) wheel_max_deadline_ = d;
   if (earliest_ < 0 || k < ((earliest_ - origin_) & kSlotMask)) earliest_ = slot;
   return true;

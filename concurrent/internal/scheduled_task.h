@@ -79,15 +79,19 @@ class ScheduledTask {
   }
 
   // Loop-confined queue bookkeeping (ScheduledTaskHeap): the tie-break sequence number,
-  // the links of a wheel bucket (in the queue `wheel_owner`), and `heap_index` below.
+  // the links of a wheel bucket, and `heap_index` below.
   uint64_t seq = 0;
-  ScheduledTask* wheel_prev = nullptr;
+  union {
+    ScheduledTask* wheel_prev = nullptr;
+    // The link of the executor's lock-free stack of timers scheduled from other threads:
+    // written by the pushing thread before its release CAS, read (and cleared) by the
+    // loop after its acquire exchange, before the timer enters the queue. It shares its
+    // word with wheel_prev, which is only used once the timer is in the queue.
+    ScheduledTask* incoming_next;
+  };
   ScheduledTask* wheel_next = nullptr;
-  const void* wheel_owner = nullptr;
-  // Links of the executor's lock-free stacks of timers scheduled, and of timers
-  // cancelled, from other threads: written by the pushing thread before its release
-  // CAS, read by the loop after its acquire exchange.
-  ScheduledTask* incoming_next = nullptr;
+  // The link of the stack of timers cancelled from other threads (as incoming_next; a
+  // timer may be on it while it still sits in the queue).
   ScheduledTask* cancelled_next = nullptr;
   // The index in the heap array, or kInWheel while in a wheel bucket, or -1 when in
   // neither. 32 bits: a heap of 2^31 timers would take half a terabyte. With in_arena_
@@ -100,6 +104,8 @@ class ScheduledTask {
 
   // The state lives in a block of a TimerArena (not in the heap).
   bool in_arena_ = false;
+  // The body is constructed and not yet destroyed (ScheduledTaskCore).
+  bool body_alive_ = false;
 
  private:
   const Kind kind_;
@@ -123,9 +129,10 @@ class ScheduledTaskCore final : public FutureCore<T>, public ScheduledTask {
  public:
   // Starts with two references: the user's future's and the executor's.
   ScheduledTaskCore(EventExecutor* executor, F fn, Kind kind, int64_t period_nanos)
-      : FutureCore<T>(executor, /*initial_refs=*/2),
-        ScheduledTask(kind, period_nanos),
-        fn_(std::move(fn)) {}
+      : FutureCore<T>(executor, /*initial_refs=*/2), ScheduledTask(kind, period_nanos) {
+    ::new (fn_.get()) F(std::move(fn));
+    body_alive_ = true;
+  }
 
   // A new task in the calling loop thread's TimerArena, or on the heap on other threads
   // (and for bodies too large for the arena).
@@ -158,10 +165,10 @@ class ScheduledTaskCore final : public FutureCore<T>, public ScheduledTask {
       if (!this->SetUncancellable()) return false;  // cancelled meanwhile
       try {
         if constexpr (std::is_void_v<T>) {
-          (*fn_)();
+          body()();
           this->TrySuccess();
         } else {
-          this->TrySuccess((*fn_)());
+          this->TrySuccess(body()());
         }
       } catch (const std::exception& e) {
         this->TryFailure(absl::InternalError(e.what()));
@@ -172,7 +179,7 @@ class ScheduledTaskCore final : public FutureCore<T>, public ScheduledTask {
     }
     if (this->IsDone()) return false;
     try {
-      (*fn_)();
+      body()();
     } catch (const std::exception& e) {
       this->TryFailure(absl::InternalError(e.what()));
       return false;
@@ -192,13 +199,22 @@ class ScheduledTaskCore final : public FutureCore<T>, public ScheduledTask {
     this->TryFailure(std::move(status));
   }
   bool IsTaskDone() const override { return this->IsDone(); }
-  void DestroyBody() override { fn_.reset(); }
+  void DestroyBody() override {
+    if (body_alive_) {
+      body_alive_ = false;
+      body().~F();
+    }
+  }
 
  protected:
   void OnCancelled() override { NotifyHostCancelled(); }
 
  private:
-  ~ScheduledTaskCore() override = default;
+  ~ScheduledTaskCore() override {
+    if (body_alive_) body().~F();
+  }
+
+  F& body() { return *std::launder(static_cast<F*>(fn_.get())); }
 
   void DeleteThis() override {
     if (in_arena_) {
@@ -210,7 +226,8 @@ class ScheduledTaskCore final : public FutureCore<T>, public ScheduledTask {
     delete this;
   }
 
-  std::optional<F> fn_;
+  // The body, alive while body_alive_ (no bytes at all for a capture-less lambda).
+  [[no_unique_address]] RawStorage<F> fn_;
 };
 
 // An owning reference to a ScheduledTask.
@@ -280,7 +297,9 @@ class ScheduledTaskHeap {
   int64_t PeekDeadline() const { return heap_.empty() ? INT64_MAX : heap_[0].deadline; }
   // Removes the earliest task (the caller gets its reference).
   ScheduledTaskRef Pop();
-  // Removes `task` if it is queued here; returns its reference (empty if not there).
+  // Removes `task` if it is queued here; returns its reference (empty if it is in no
+  // queue). `task` must not be queued in another ScheduledTaskHeap (each timer is only
+  // ever queued by the executor it was scheduled on, which is the one that removes it).
   ScheduledTaskRef Remove(ScheduledTask* task);
   // Removes every task for which IsTaskDone() (cancelled ones), destroying its body and
   // dropping the queue's reference, in O(n). Returns how many were removed.
