@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
-#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
