@@ -78,6 +78,7 @@ bool SingleThreadEventExecutor::InEventLoop(std::thread::id thread) const {
 }
 
 absl::Status SingleThreadEventExecutor::Execute(absl::AnyInvocable<void()> task) {
+  if (TryPushLocal(std::move(task))) return absl::OkStatus();  // moved only if pushed
   return Offer(task, /*wake=*/true, Admission::kNormal);
 }
 
@@ -93,15 +94,7 @@ absl::Status SingleThreadEventExecutor::Offer(absl::AnyInvocable<void()>& task, 
                                               Admission admission) {
   // A task from the loop itself: the local ring, when that keeps the order a single
   // queue would give (nothing from another thread visibly queued ahead of it).
-  if (internal::tls_current_executor == static_cast<const EventExecutor*>(this)) {
-    loop_affinity_.AssertOnLoop();
-    if (!local_closed_ && max_pending_tasks_ == 0 && queue_.NoVisibleNodes()) {
-      local_.Push(std::move(task));
-      // Relaxed single-writer statistic.
-      local_size_.store(local_.size(), std::memory_order_relaxed);
-      return absl::OkStatus();
-    }
-  }
+  if (TryPushLocal(std::move(task))) return absl::OkStatus();  // moved only if pushed
   if (ABSL_PREDICT_FALSE(state_.load(std::memory_order_acquire) == kNotStarted)) {
     absl::Status started = StartOrCountRejection();
     if (!started.ok()) return started;
@@ -303,12 +296,14 @@ void SingleThreadEventExecutor::RunNode(internal::TaskNode* node) {
 size_t SingleThreadEventExecutor::RunLocal(size_t max) {
   size_t n = 0;
   while (n < max && !local_.empty()) {
-    // Moved out first: the task may push to (and so grow) the ring.
-    absl::AnyInvocable<void()> task = local_.Pop();
-    // Relaxed single-writer statistic.
-    local_size_.store(local_.size(), std::memory_order_relaxed);
-    BeforeTask();
-    AbstractEventExecutor::SafeExecute(task);
+    // Run where it lies: the ring keeps the slot (and its array) until it returns.
+    local_.RunFront([this](absl::AnyInvocable<void()>& task) {
+      loop_affinity_.AssertOnLoop();  // RunLocal's caller holds it
+      // Relaxed single-writer statistic.
+      local_size_.store(local_.size(), std::memory_order_relaxed);
+      BeforeTask();
+      AbstractEventExecutor::SafeExecute(task);
+    });
     ++n;
   }
   return n;
@@ -698,7 +693,7 @@ void SingleThreadEventExecutor::ThreadMain() {
   // accepted tasks are still to be taken, including ones whose push is in flight.
   FlushAccounting();
   uint64_t remaining = pending().fetch_or(kRejectBit, std::memory_order_acq_rel) & kCountMask;
-  local_closed_ = true;  // from here on, loop submissions meet the bit too
+  local_open_ = false;  // from here on, loop submissions meet the bit too
   s = state_.load(std::memory_order_acquire);
   while (s < kShutdown &&
          !state_.compare_exchange_weak(s, kShutdown, std::memory_order_acq_rel)) {

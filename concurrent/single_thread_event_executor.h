@@ -69,6 +69,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -83,6 +84,7 @@
 #include "gyre/concurrent/internal/local_task_ring.h"
 #include "gyre/concurrent/internal/mpsc_queue.h"
 #include "gyre/concurrent/internal/mutex.h"
+#include "gyre/concurrent/internal/notification_stack.h"
 #include "gyre/concurrent/internal/scheduled_task.h"
 #include "gyre/concurrent/promise.h"
 #include "gyre/concurrent/thread_factory.h"
@@ -299,6 +301,22 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
     // Relaxed single-writer statistic.
     task_started_nanos_.store(CoarseMonotonicNanos(), std::memory_order_relaxed);
   }
+
+  // A task from the loop itself goes to the local ring, built there from `task` (an
+  // invocable to move from), when that keeps the order a single queue would give:
+  // nothing from another thread visibly queued ahead of it. False (and `task` left as
+  // it was) on any other thread, for a bounded queue, or once shutting down.
+  template <typename F>
+  bool TryPushLocal(F&& task) {
+    if (internal::tls_current_executor != static_cast<const EventExecutor*>(this)) return false;
+    loop_affinity_.AssertOnLoop();  // the current executor is this one: its thread
+    if (!local_open_ || !queue_.NoVisibleNodes()) return false;
+    local_.Emplace(std::forward<F>(task));
+    // Relaxed single-writer statistic.
+    local_size_.store(local_.size(), std::memory_order_relaxed);
+    return true;
+  }
+
   void BeforeTask() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
     // The batch stamp covers its first task; then one refresh every kTaskStampEvery.
     if (ABSL_PREDICT_FALSE(--stamp_countdown_ < 0)) {
@@ -330,8 +348,10 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   internal::LocalTaskRing local_ ABSL_GUARDED_BY(loop_affinity_);
   // local_.size() for PendingTasks(); single writer, relaxed.
   std::atomic<size_t> local_size_{0};
-  // Loop-confined: set with kRejectBit; loop submissions then take the checked path.
-  bool local_closed_ ABSL_GUARDED_BY(loop_affinity_) = false;
+  // Loop-confined: whether the loop's own submissions may take the local ring. False
+  // for a bounded queue (every task is counted), and from when kRejectBit is set (loop
+  // submissions then take the checked path).
+  bool local_open_ ABSL_GUARDED_BY(loop_affinity_) = max_pending_tasks_ == 0;
 
   // Timers from other threads (see the class comment); kClosedStack once shut down.
   alignas(64) std::atomic<internal::ScheduledTask*> incoming_timers_{nullptr};
