@@ -69,6 +69,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -104,7 +105,21 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // Queues `task`. Starts the thread first if this is the first task (its creation
   // error is returned then). Returns FailedPrecondition once kShutdown is reached, or
   // what the rejected-execution handler decides when the bounded queue is full.
-  absl::Status Execute(absl::AnyInvocable<void()> task) override;
+  // Final: the overload below must behave as this one does.
+  absl::Status Execute(absl::AnyInvocable<void()> task) final;
+
+  // Execute for a callable of any other type, with the same semantics. Called on the
+  // loop thread, it builds the task in the loop's local queue, where it runs: no
+  // type-erased move between the caller and the run (through an EventExecutor*, the
+  // AnyInvocable overload moves the task once more).
+  template <typename F,
+            typename = std::enable_if_t<
+                !std::is_same_v<std::decay_t<F>, absl::AnyInvocable<void()>> &&
+                std::is_invocable_v<std::decay_t<F>&>>>
+  absl::Status Execute(F&& task) {
+    if (TryPushLocal(std::forward<F>(task))) return absl::OkStatus();  // moved only if pushed
+    return Execute(absl::AnyInvocable<void()>(std::forward<F>(task)));
+  }
 
   // As Execute, but never calls the rejected-execution handler (a full queue gives
   // ResourceExhausted), and leaves `task` intact when refused.

@@ -802,6 +802,51 @@ TEST(LocalQueueTest, LoopSubmissionsRunInOrderAndCountAsPending) {
   EXPECT_EQ(executor.PendingTasks(), 0u);
 }
 
+// Execute(callable) builds a loop submission in the local ring, Execute(AnyInvocable)
+// moves it there: both are one queue, in submission order, whichever the caller used
+// (and through an EventExecutor& the AnyInvocable overload is the one called).
+TEST(LocalQueueTest, BothExecuteOverloadsKeepOneOrder) {
+  DefaultEventExecutor executor;
+  EventExecutor& as_interface = executor;
+  std::vector<int> order;  // loop-confined
+  auto f = executor.Submit([&] {
+    for (int i = 0; i < 300; i += 3) {
+      executor.Execute([&order, i] { order.push_back(i); }).IgnoreError();
+      executor.Execute(absl::AnyInvocable<void()>([&order, i] { order.push_back(i + 1); }))
+          .IgnoreError();
+      as_interface.Execute([&order, i] { order.push_back(i + 2); }).IgnoreError();
+    }
+  });
+  ASSERT_TRUE(f.Await().ok());
+  Barrier(executor);
+  ASSERT_EQ(order.size(), 300u);
+  for (int i = 0; i < 300; ++i) EXPECT_EQ(order[i], i);
+}
+
+// Execute(callable) from another thread, with a move-only capture: queued as any task.
+// Refused after shutdown, the callable is destroyed unrun (its captures released).
+TEST(LocalQueueTest, ExecuteOfACallableFromAnotherThreadAndAfterShutdown) {
+  DefaultEventExecutor executor;
+  Latch ran;
+  auto value = std::make_unique<int>(42);
+  std::atomic<int> seen{0};
+  ASSERT_TRUE(executor
+                  .Execute([v = std::move(value), &seen, &ran] {
+                    seen.store(*v);
+                    ran.Open();
+                  })
+                  .ok());
+  ASSERT_TRUE(ran.Wait());
+  EXPECT_EQ(seen.load(), 42);
+  ASSERT_TRUE(executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(15)).Await().ok());
+  auto keep = std::make_shared<int>(0);
+  bool ran_after = false;
+  EXPECT_EQ(executor.Execute([keep, &ran_after] { ran_after = true; }).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(keep.use_count(), 1);
+  EXPECT_FALSE(ran_after);
+}
+
 // A loop whose Cleanup() (run in kShutdown, after the drain) tries to queue a task.
 class SubmitsInCleanup final : public LoopForTest {
  public:
