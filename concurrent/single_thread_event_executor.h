@@ -43,6 +43,7 @@
 // A task the loop submits to itself goes to a loop-local ring instead (no atomics), as
 // long as no task from another thread is visibly queued: the order of tasks that
 // happen-before one another is the order they run in, exactly as with a single queue.
+// There a task runs where it lies; Execute(callable) also builds it there.
 //
 // Timers: one scheduled on the loop goes straight into the heap; one scheduled from
 // another thread is pushed on a lock-free stack that the loop moves into the heap on its
