@@ -18,7 +18,9 @@
 // stack at once (one exchange: no ABA, since only the consumer pushes) into a small
 // per-thread cache, freed when the thread exits. The stack keeps about kMaxFreeNodes
 // nodes at most and a thread's cache at most what it took from one stack, so recycled
-// memory is bounded; beyond that, retired nodes are freed.
+// memory is bounded; beyond that, retired nodes are freed. New nodes are carved from
+// per-thread slabs of NodeSlab::kNodes (see NodeSlab); a slab goes when its last node
+// does, so a recycled node keeps its slab (3 KiB) allocated.
 //
 // Thread safety: NewNode/Push from any thread; Pop / Retire / FlushRetired /
 // NoVisibleNodes / MaybeNonEmpty / destruction on the consumer only.
@@ -37,22 +39,63 @@
 namespace gyre {
 namespace internal {
 
+struct NodeSlab;
+
 struct TaskNode {
   TaskNode() = default;
   std::atomic<TaskNode*> next{nullptr};
+  NodeSlab* slab = nullptr;  // the slab it was carved from; null: allocated alone
   absl::AnyInvocable<void()> fn;
 };
 
-// This thread's cache of free nodes (taken from some queue's free stack). Plain data so
-// it is usable at any point of thread exit; NodeCacheRelease frees it when the thread
-// exits (registered on first refill).
+// Nodes are carved kNodes at a time from a slab a producer thread allocates (one
+// allocation instead of kNodes). Under a backlog (producers ahead of the loop) every
+// task needs a fresh node, and a node freed by the loop thread is a cross-thread free
+// into the producer's malloc arena, whose lock the producer's next malloc then contends
+// for. A slab is freed when its last node is (`live` counts the nodes not yet freed,
+// including the ones not yet handed out).
+struct NodeSlab {
+  static constexpr uint32_t kNodes = 64;
+  NodeSlab() {
+    for (TaskNode& n : nodes) n.slab = this;
+    // Relaxed: a statistic (for tests), touched once per kNodes tasks.
+    live_slabs.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~NodeSlab() { live_slabs.fetch_sub(1, std::memory_order_relaxed); }
+  // Slabs allocated and not yet freed, process-wide.
+  static size_t LiveSlabs() { return live_slabs.load(std::memory_order_relaxed); }
+  static inline std::atomic<size_t> live_slabs{0};
+
+  alignas(64) std::atomic<uint32_t> live{kNodes};
+  alignas(64) TaskNode nodes[kNodes];
+};
+
+// Frees a node whose task was run or is to be destroyed unrun (any thread).
+inline void FreeTaskNode(TaskNode* node) {
+  NodeSlab* slab = node->slab;
+  if (slab == nullptr) {
+    delete node;
+    return;
+  }
+  node->fn = nullptr;  // the captures die here, not with the slab
+  // acq_rel: the thread that frees the slab sees every write made to its nodes.
+  if (slab->live.fetch_sub(1, std::memory_order_acq_rel) == 1) delete slab;
+}
+
+// This thread's cache of free nodes (taken from some queue's free stack), and the slab
+// it carves new nodes from. Plain data so it is usable at any point of thread exit;
+// the flush frees both when the thread exits (registered on first use).
 struct NodeCache {
   TaskNode* head = nullptr;
+  NodeSlab* slab = nullptr;
+  uint32_t slab_next = 0;  // nodes of `slab` handed out
   bool flush_registered = false;
   bool exiting = false;  // the flush ran: take nothing more (it would leak)
 };
 inline thread_local NodeCache tls_node_cache{};
 void RegisterNodeCacheFlush();
+// A new node from this thread's slab (a new slab when it is used up).
+TaskNode* CarveNode(NodeCache& cache);
 
 class TaskQueue {
  public:
@@ -77,7 +120,7 @@ class TaskQueue {
       cache.head = node->next.load(std::memory_order_relaxed);
       node->next.store(nullptr, std::memory_order_relaxed);
     } else {
-      node = new TaskNode();
+      node = CarveNode(cache);
     }
     node->fn = std::move(fn);
     return node;
@@ -150,7 +193,7 @@ class TaskQueue {
   static void FreeChain(TaskNode* n) {
     while (n != nullptr) {
       TaskNode* next = n->next.load(std::memory_order_relaxed);
-      delete n;
+      FreeTaskNode(n);
       n = next;
     }
   }
