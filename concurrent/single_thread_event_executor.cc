@@ -83,18 +83,18 @@ absl::Status SingleThreadEventExecutor::Execute(absl::AnyInvocable<void()> task)
 }
 
 absl::Status SingleThreadEventExecutor::TryExecute(absl::AnyInvocable<void()>& task) {
+  if (TryPushLocal(std::move(task))) return absl::OkStatus();  // moved only if pushed
   return Offer(task, /*wake=*/true, Admission::kNoHandler);
 }
 
 absl::Status SingleThreadEventExecutor::LazyExecute(absl::AnyInvocable<void()> task) {
+  if (TryPushLocal(std::move(task))) return absl::OkStatus();  // moved only if pushed
   return Offer(task, /*wake=*/false, Admission::kNormal);
 }
 
 absl::Status SingleThreadEventExecutor::Offer(absl::AnyInvocable<void()>& task, bool wake,
                                               Admission admission) {
-  // A task from the loop itself: the local ring, when that keeps the order a single
-  // queue would give (nothing from another thread visibly queued ahead of it).
-  if (TryPushLocal(std::move(task))) return absl::OkStatus();  // moved only if pushed
+  // The shared queue; each caller tried the local ring first (TryPushLocal).
   if (ABSL_PREDICT_FALSE(state_.load(std::memory_order_acquire) == kNotStarted)) {
     absl::Status started = StartOrCountRejection();
     if (!started.ok()) return started;
