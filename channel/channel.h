@@ -28,6 +28,7 @@
 
 #include "gyre/channel/channel_future.h"
 #include "gyre/channel/channel_option.h"
+#include "gyre/channel/channel_outbound_invoker.h"
 #include "gyre/channel/channel_pipeline.h"
 #include "gyre/channel/message.h"
 #include "gyre/channel/socket_address.h"
@@ -45,7 +46,8 @@ struct ChannelId {
   friend bool operator==(ChannelId a, ChannelId b) { return a.value == b.value; }
 };
 
-class Channel : public std::enable_shared_from_this<Channel> {
+class Channel : public std::enable_shared_from_this<Channel>,
+                public ChannelOutboundInvoker<Channel> {
  public:
   // The transport side of a channel: what the pipeline's head calls. Loop thread only.
   class Unsafe {
@@ -86,24 +88,8 @@ class Channel : public std::enable_shared_from_this<Channel> {
   // Completes (successfully) when the channel has closed.
   ChannelFuture CloseFuture() const { return close_future_; }
 
-  ChannelFuture Bind(const SocketAddress& local) { return pipeline_.Bind(local); }
-  ChannelFuture Connect(const SocketAddress& remote, const SocketAddress& local = {}) {
-    return pipeline_.Connect(remote, local);
-  }
-  ChannelFuture Disconnect() { return pipeline_.Disconnect(); }
-  ChannelFuture Close() { return pipeline_.Close(); }
-  ChannelFuture Deregister() { return pipeline_.Deregister(); }
-  // Requests one read (when AUTO_READ is off; with it on, reading is continuous).
-  Channel& Read() {
-    pipeline_.Read();
-    return *this;
-  }
-  ChannelFuture Write(Message msg) { return pipeline_.Write(std::move(msg)); }
-  Channel& Flush() {
-    pipeline_.Flush();
-    return *this;
-  }
-  ChannelFuture WriteAndFlush(Message msg) { return pipeline_.WriteAndFlush(std::move(msg)); }
+  // Outbound operations (ChannelOutboundInvoker: Bind, Connect, Disconnect, Close,
+  // Deregister, Read, Write, Flush, WriteAndFlush) enter the pipeline at its tail.
 
   virtual Unsafe& unsafe() = 0;
 
@@ -135,6 +121,9 @@ class Channel : public std::enable_shared_from_this<Channel> {
   LoopAffinity loop_affinity_;
 
  private:
+  friend class ChannelOutboundInvoker<Channel>;
+  ChannelPipeline& OutboundTarget() { return pipeline_; }
+
   const ChannelId id_;
   Channel* const parent_;
   // Release/acquire: a thread that sees the loop sees the registration state made

@@ -43,6 +43,8 @@ namespace gyre {
 class Channel;
 class ChannelPipeline;
 class EventExecutor;
+template <typename Self>
+class ChannelInboundInvoker;
 
 class ChannelHandlerContext {
  public:
@@ -93,6 +95,8 @@ class ChannelHandlerContext {
 
  private:
   friend class ChannelPipeline;
+  template <typename>
+  friend class ChannelInboundInvoker;  // the pipeline's events enter at its head
 
   ChannelHandlerContext(ChannelPipeline* pipeline, std::string name,
                         std::shared_ptr<ChannelHandler> handler, EventExecutor* executor,

@@ -22,7 +22,8 @@ namespace gyre {
 // The head: outbound operations reach the transport here; inbound events start here.
 class ChannelPipeline::HeadHandler final : public ChannelDuplexHandler {
  public:
-  explicit HeadHandler(Channel* channel) : channel_(channel) {}
+  HeadHandler(ChannelPipeline* pipeline, Channel* channel)
+      : pipeline_(pipeline), channel_(channel) {}
 
   void Bind(ChannelHandlerContext&, const SocketAddress& local, ChannelPromise p) override {
     channel_->unsafe().Bind(local, std::move(p));
@@ -46,6 +47,12 @@ class ChannelPipeline::HeadHandler final : public ChannelDuplexHandler {
   }
   void Flush(ChannelHandlerContext&) override { channel_->unsafe().Flush(); }
 
+  // On a closed channel (not merely deregistered), the pipeline is torn down once the
+  // event has passed on (B97, B98).
+  void ChannelUnregistered(ChannelHandlerContext& ctx) override {
+    ctx.FireChannelUnregistered();
+    if (!channel_->IsOpen()) pipeline_->Destroy();
+  }
   void ChannelActive(ChannelHandlerContext& ctx) override {
     ctx.FireChannelActive();
     if (channel_->config().auto_read()) channel_->Read();
@@ -56,6 +63,7 @@ class ChannelPipeline::HeadHandler final : public ChannelDuplexHandler {
   }
 
  private:
+  ChannelPipeline* const pipeline_;
   Channel* const channel_;
 };
 
@@ -87,7 +95,7 @@ class ChannelPipeline::TailHandler final : public ChannelInboundHandler {
 
 ChannelPipeline::ChannelPipeline(Channel* channel) : channel_(channel) {
   internal::MutexLock lock(&mu_);
-  head_ = NewContextLocked("head", std::make_shared<HeadHandler>(channel), nullptr,
+  head_ = NewContextLocked("head", std::make_shared<HeadHandler>(this, channel), nullptr,
                            ChannelHandler::kBoth);
   tail_ = NewContextLocked("tail", std::make_shared<TailHandler>(this), nullptr,
                            ChannelHandler::kInbound);
@@ -521,12 +529,6 @@ int64_t ChannelPipeline::ContextCount() const {
   return static_cast<int64_t>(contexts_.size());
 }
 
-void ChannelPipeline::FireChannelRegistered() { head_->InvokeChannelRegistered(); }
-void ChannelPipeline::FireChannelUnregistered() {
-  head_->InvokeChannelUnregistered();
-  if (!channel_->IsOpen()) Destroy();
-}
-
 void ChannelPipeline::Destroy() {
   std::vector<ChannelHandlerContext*> removed;
   {
@@ -544,41 +546,5 @@ void ChannelPipeline::Destroy() {
   for (ChannelHandlerContext* ctx : removed) CallHandlerRemoved(ctx);
   Retire(removed);
 }
-void ChannelPipeline::FireChannelActive() { head_->InvokeChannelActive(); }
-void ChannelPipeline::FireChannelInactive() { head_->InvokeChannelInactive(); }
-// The head passes reads on unchanged (HeadHandler keeps ChannelHandler's ChannelRead), so
-// a read starts at the context after it: one hop fewer per read.
-void ChannelPipeline::FireChannelRead(Message msg) { head_->FireChannelRead(std::move(msg)); }
-void ChannelPipeline::FireChannelReadComplete() { head_->InvokeChannelReadComplete(); }
-void ChannelPipeline::FireUserEventTriggered(Message event) {
-  head_->InvokeUserEventTriggered(std::move(event));
-}
-void ChannelPipeline::FireChannelWritabilityChanged() {
-  head_->InvokeChannelWritabilityChanged();
-}
-void ChannelPipeline::FireExceptionCaught(absl::Status cause) {
-  head_->InvokeExceptionCaught(std::move(cause));
-}
-
-ChannelFuture ChannelPipeline::Bind(const SocketAddress& local) { return tail_->Bind(local); }
-ChannelFuture ChannelPipeline::Connect(const SocketAddress& remote, const SocketAddress& local) {
-  return tail_->Connect(remote, local);
-}
-ChannelFuture ChannelPipeline::Disconnect() { return tail_->Disconnect(); }
-ChannelFuture ChannelPipeline::Close() { return tail_->Close(); }
-ChannelFuture ChannelPipeline::Deregister() { return tail_->Deregister(); }
-void ChannelPipeline::Read() { tail_->Read(); }
-ChannelFuture ChannelPipeline::Write(Message msg) { return tail_->Write(std::move(msg)); }
-void ChannelPipeline::Flush() { tail_->Flush(); }
-ChannelFuture ChannelPipeline::WriteAndFlush(Message msg) {
-  return tail_->WriteAndFlush(std::move(msg));
-}
-void ChannelPipeline::Write(Message msg, ChannelPromise promise) {
-  tail_->Write(std::move(msg), std::move(promise));
-}
-void ChannelPipeline::WriteAndFlush(Message msg, ChannelPromise promise) {
-  tail_->WriteAndFlush(std::move(msg), std::move(promise));
-}
-void ChannelPipeline::Close(ChannelPromise promise) { tail_->Close(std::move(promise)); }
 
 }  // namespace gyre

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -49,6 +50,8 @@
 #include "gyre/channel/channel_future.h"
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/channel_handler_context.h"
+#include "gyre/channel/channel_inbound_invoker.h"
+#include "gyre/channel/channel_outbound_invoker.h"
 #include "gyre/channel/message.h"
 #include "gyre/channel/socket_address.h"
 #include "gyre/concurrent/internal/mutex.h"
@@ -59,7 +62,8 @@ class Channel;
 class EventExecutor;
 class EventExecutorGroup;
 
-class ChannelPipeline {
+class ChannelPipeline final : public ChannelInboundInvoker<ChannelPipeline>,
+                              public ChannelOutboundInvoker<ChannelPipeline> {
  public:
   explicit ChannelPipeline(Channel* channel);
   ChannelPipeline(const ChannelPipeline&) = delete;
@@ -102,34 +106,15 @@ class ChannelPipeline {
   // Handler names, head to tail (without head and tail).
   std::vector<std::string> Names() const;
 
-  // Inbound events, from the head.
-  void FireChannelRegistered();
-  // Delivers ChannelUnregistered; when the channel is closed (not merely deregistered,
-  // which it may survive to register again) the pipeline is then torn down as Netty
-  // does (B97, B98): every handler is removed, and its HandlerRemoved runs once, tail
-  // to head, each on its handler's executor.
-  void FireChannelUnregistered();
-  void FireChannelActive();
-  void FireChannelInactive();
-  void FireChannelRead(Message msg);
-  void FireChannelReadComplete();
-  void FireUserEventTriggered(Message event);
-  void FireChannelWritabilityChanged();
-  void FireExceptionCaught(absl::Status cause);
-
-  // Outbound operations, from the tail.
-  ChannelFuture Bind(const SocketAddress& local);
-  ChannelFuture Connect(const SocketAddress& remote, const SocketAddress& local = {});
-  ChannelFuture Disconnect();
-  ChannelFuture Close();
-  ChannelFuture Deregister();
-  void Read();
-  ChannelFuture Write(Message msg);
-  void Flush();
-  ChannelFuture WriteAndFlush(Message msg);
-  void Write(Message msg, ChannelPromise promise);
-  void WriteAndFlush(Message msg, ChannelPromise promise);
-  void Close(ChannelPromise promise);
+  // Inbound events (ChannelInboundInvoker) enter at the head; FireChannelUnregistered on
+  // a closed channel (not merely deregistered, which it may survive to register again)
+  // then tears the pipeline down as Netty does (B97, B98): every handler is removed, and
+  // its HandlerRemoved runs once, tail to head, each on its handler's executor.
+  // Outbound operations (ChannelOutboundInvoker) enter at the tail.
+  //
+  // A read starts at the context after the head (which passes reads on unchanged): one
+  // hop fewer per read.
+  void FireChannelRead(Message msg) { head_->FireChannelRead(std::move(msg)); }
 
   // Called by the channel on its event loop when it is first registered: runs the
   // HandlerAdded calls that waited for registration. Loop thread only.
@@ -149,7 +134,13 @@ class ChannelPipeline {
 
  private:
   friend class ChannelHandlerContext;
+  friend class ChannelInboundInvoker<ChannelPipeline>;
+  friend class ChannelOutboundInvoker<ChannelPipeline>;
   class HeadHandler;
+
+  ChannelHandlerContext& InboundTarget() const { return *head_; }
+  ChannelHandlerContext& OutboundTarget() const { return *tail_; }
+
   class TailHandler;
 
   enum class Where { kFirst, kLast, kBefore, kAfter };

@@ -274,6 +274,95 @@ TEST(PipelineTest, WriteResultsReachPromises) {
   ch->Finish();
 }
 
+// Fails each operation's promise with its own name, and logs Read and Flush.
+class OperationProbe : public ChannelOutboundHandler {
+ public:
+  explicit OperationProbe(std::vector<std::string>* log) : log_(log) {}
+  void Bind(ChannelHandlerContext&, const SocketAddress&, ChannelPromise p) override {
+    p.TryFailure(absl::AbortedError("bind"));
+  }
+  void Connect(ChannelHandlerContext&, const SocketAddress&, const SocketAddress&,
+               ChannelPromise p) override {
+    p.TryFailure(absl::AbortedError("connect"));
+  }
+  void Disconnect(ChannelHandlerContext&, ChannelPromise p) override {
+    p.TryFailure(absl::AbortedError("disconnect"));
+  }
+  void Close(ChannelHandlerContext&, ChannelPromise p) override {
+    p.TryFailure(absl::AbortedError("close"));
+  }
+  void Deregister(ChannelHandlerContext&, ChannelPromise p) override {
+    p.TryFailure(absl::AbortedError("deregister"));
+  }
+  void Write(ChannelHandlerContext&, Message msg, ChannelPromise p) override {
+    p.TryFailure(absl::AbortedError("write " + *std::move(msg).Take<std::string>()));
+  }
+  void Read(ChannelHandlerContext&) override { log_->push_back("read"); }
+  void Flush(ChannelHandlerContext&) override { log_->push_back("flush"); }
+
+ private:
+  std::vector<std::string>* log_;
+};
+
+// The operations a channel and its pipeline share (ChannelOutboundInvoker): each form
+// enters at the tail and reaches the last outbound handler, the promise-taking forms
+// with the caller's own promise.
+TEST(PipelineTest, ChannelAndPipelineOfferEveryOutboundOperationInBothForms) {
+  std::vector<std::string> log;
+  auto ch = EmbeddedChannel::Create({std::make_shared<OperationProbe>(&log)});
+  auto cause_of = [](const ChannelFuture& f) {
+    return f.IsDone() ? std::string(f.Cause().message()) : std::string("not done");
+  };
+  const SocketAddress any;
+  log.clear();  // the read AUTO_READ asked for on activation
+  for (int via_pipeline = 0; via_pipeline < 2; ++via_pipeline) {
+    SCOPED_TRACE(via_pipeline ? "pipeline" : "channel");
+    ChannelOutboundInvoker<Channel>& c = *ch;
+    ChannelOutboundInvoker<ChannelPipeline>& p = ch->pipeline();
+    std::vector<ChannelPromise> promises;
+    for (int i = 0; i < 7; ++i) promises.push_back(ch->NewPromise());
+    if (via_pipeline) {
+      p.Bind(any, promises[0]);
+      p.Connect(any, any, promises[1]);
+      p.Disconnect(promises[2]);
+      p.Close(promises[3]);
+      p.Deregister(promises[4]);
+      p.Write(std::string("a"), promises[5]);
+      p.WriteAndFlush(std::string("b"), promises[6]);
+      p.Read().Flush();
+    } else {
+      c.Bind(any, promises[0]);
+      c.Connect(any, any, promises[1]);
+      c.Disconnect(promises[2]);
+      c.Close(promises[3]);
+      c.Deregister(promises[4]);
+      c.Write(std::string("a"), promises[5]);
+      c.WriteAndFlush(std::string("b"), promises[6]);
+      c.Read().Flush();
+    }
+    std::vector<std::string> causes;
+    for (const ChannelPromise& promise : promises) causes.push_back(cause_of(promise));
+    EXPECT_THAT(causes, ElementsAre("bind", "connect", "disconnect", "close", "deregister",
+                                    "write a", "write b"));
+    std::vector<ChannelFuture> futures;
+    if (via_pipeline) {
+      futures = {p.Bind(any), p.Connect(any), p.Disconnect(), p.Close(), p.Deregister(),
+                 p.Write(std::string("c")), p.WriteAndFlush(std::string("d"))};
+    } else {
+      futures = {c.Bind(any), c.Connect(any), c.Disconnect(), c.Close(), c.Deregister(),
+                 c.Write(std::string("c")), c.WriteAndFlush(std::string("d"))};
+    }
+    causes.clear();
+    for (const ChannelFuture& f : futures) causes.push_back(cause_of(f));
+    EXPECT_THAT(causes, ElementsAre("bind", "connect", "disconnect", "close", "deregister",
+                                    "write c", "write d"));
+    // WriteAndFlush flushes (twice), and the chained Read().Flush() once more.
+    EXPECT_THAT(log, ElementsAre("flush", "read", "flush", "flush"));
+    log.clear();
+  }
+  ch->Finish();
+}
+
 // Runs on another executor: records its thread and passes reads on.
 class ThreadProbe : public ChannelInboundHandler {
  public:
