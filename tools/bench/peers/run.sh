@@ -51,7 +51,7 @@ progs=(netty_inproc asio_inproc netty_echo_server asio_echo_server)
 stale=0
 for p in "${progs[@]}"; do [[ -x "$build/$p" ]] || stale=1; done
 [[ -f "$build/.built" ]] || stale=1
-if [[ $stale == 0 && -n "$(find "$here" \( -name '*.java' -o -name '*.cc' -o -name build.sh \) \
+if [[ $stale == 0 && -n "$(find "$here" \( -name '*.java' -o -name '*.cc' -o -name '*.h' -o -name build.sh \) \
       -newer "$build/.built" -print -quit)" ]]; then
   stale=1
 fi

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
+
 namespace {
 
 namespace asio = boost::asio;
@@ -63,36 +65,26 @@ void Accept(tcp::acceptor& acceptor) {
   });
 }
 
-[[noreturn]] void Usage(const std::string& why) {
-  std::fprintf(stderr,
-               "asio_echo_server: %s\nusage: asio_echo_server [--host=127.0.0.1] "
-               "[--port=N (0: any free port)]\n",
-               why.c_str());
-  std::exit(2);
-}
+constexpr Cli kCli{"asio_echo_server", "[--host=127.0.0.1] [--port=N (0: any free port)]"};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
-  long port = 8007;
+  long long port = 8007;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--host=", 0) == 0) {
       host = a.substr(7);
     } else if (a.rfind("--port=", 0) == 0) {
-      char* end = nullptr;
-      port = std::strtol(a.c_str() + 7, &end, 10);
-      if (end == a.c_str() + 7 || *end != '\0' || port < 0 || port > 65535) {
-        Usage("--port must be 0..65535");
-      }
+      port = kCli.Int(a, 7, 0, 65535);
     } else {
-      Usage("unknown argument " + a);
+      kCli.Usage("unknown argument " + a);
     }
   }
   boost::system::error_code ec;
   const asio::ip::address address = asio::ip::make_address(host, ec);
-  if (ec) Usage("--host must be a numeric address: " + host);
+  if (ec) kCli.Usage("--host must be a numeric address: " + host);
 
   asio::io_context ioc(1);
   tcp::acceptor acceptor(ioc);
@@ -102,7 +94,7 @@ int main(int argc, char** argv) {
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(1024, ec);
   if (ec) {
-    std::fprintf(stderr, "asio_echo_server: cannot listen on %s:%ld: %s\n", host.c_str(), port,
+    std::fprintf(stderr, "asio_echo_server: cannot listen on %s:%lld: %s\n", host.c_str(), port,
                  ec.message().c_str());
     return 1;
   }

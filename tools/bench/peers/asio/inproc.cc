@@ -47,6 +47,8 @@
 #include <thread>
 #include <vector>
 
+#include "cli.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -450,20 +452,7 @@ void W6() {
 
 // ---------------------------------------------------------------------------------
 
-[[noreturn]] void Usage(const std::string& why) {
-  std::fprintf(stderr,
-               "asio_inproc: %s\nusage: asio_inproc [--divisor=N] [--workloads=W1,...,W6] "
-               "[--idle-ms=MS]\n",
-               why.c_str());
-  std::exit(2);
-}
-
-int64_t PositiveFlag(const std::string& arg, size_t prefix) {
-  char* end = nullptr;
-  const long long v = std::strtoll(arg.c_str() + prefix, &end, 10);
-  if (end == arg.c_str() + prefix || *end != '\0' || v < 1) Usage("bad value in " + arg);
-  return v;
-}
+constexpr Cli kCli{"asio_inproc", "[--divisor=N] [--workloads=W1,...,W6] [--idle-ms=MS]"};
 
 }  // namespace
 
@@ -473,15 +462,15 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--divisor=", 0) == 0) {
-      g_divisor = PositiveFlag(a, 10);
+      g_divisor = kCli.Int(a, 10, 1, INT64_MAX);
     } else if (a.rfind("--idle-ms=", 0) == 0) {
-      g_idle_ms = PositiveFlag(a, 10);
+      g_idle_ms = kCli.Int(a, 10, 1, INT64_MAX);
     } else if (a.rfind("--workloads=", 0) == 0) {
       workloads.clear();
       std::stringstream list(a.substr(12));
       for (std::string w; std::getline(list, w, ',');) workloads.push_back(w);
     } else {
-      Usage("unknown argument " + a);
+      kCli.Usage("unknown argument " + a);
     }
   }
   std::printf(
@@ -504,7 +493,7 @@ int main(int argc, char** argv) {
     } else if (w == "W6") {
       W6();
     } else {
-      Usage("unknown workload " + w);
+      kCli.Usage("unknown workload " + w);
     }
   }
   return g_failed ? 1 : 0;
