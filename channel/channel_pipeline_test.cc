@@ -315,50 +315,41 @@ TEST(PipelineTest, ChannelAndPipelineOfferEveryOutboundOperationInBothForms) {
   };
   const SocketAddress any;
   log.clear();  // the read AUTO_READ asked for on activation
-  for (int via_pipeline = 0; via_pipeline < 2; ++via_pipeline) {
-    SCOPED_TRACE(via_pipeline ? "pipeline" : "channel");
-    ChannelOutboundInvoker<Channel>& c = *ch;
-    ChannelOutboundInvoker<ChannelPipeline>& p = ch->pipeline();
+  auto check = [&](auto& invoker) {
     std::vector<ChannelPromise> promises;
     for (int i = 0; i < 7; ++i) promises.push_back(ch->NewPromise());
-    if (via_pipeline) {
-      p.Bind(any, promises[0]);
-      p.Connect(any, any, promises[1]);
-      p.Disconnect(promises[2]);
-      p.Close(promises[3]);
-      p.Deregister(promises[4]);
-      p.Write(std::string("a"), promises[5]);
-      p.WriteAndFlush(std::string("b"), promises[6]);
-      p.Read().Flush();
-    } else {
-      c.Bind(any, promises[0]);
-      c.Connect(any, any, promises[1]);
-      c.Disconnect(promises[2]);
-      c.Close(promises[3]);
-      c.Deregister(promises[4]);
-      c.Write(std::string("a"), promises[5]);
-      c.WriteAndFlush(std::string("b"), promises[6]);
-      c.Read().Flush();
-    }
+    invoker.Bind(any, promises[0]);
+    invoker.Connect(any, any, promises[1]);
+    invoker.Disconnect(promises[2]);
+    invoker.Close(promises[3]);
+    invoker.Deregister(promises[4]);
+    invoker.Write(std::string("a"), promises[5]);
+    invoker.WriteAndFlush(std::string("b"), promises[6]);
+    invoker.Read().Flush();
     std::vector<std::string> causes;
     for (const ChannelPromise& promise : promises) causes.push_back(cause_of(promise));
     EXPECT_THAT(causes, ElementsAre("bind", "connect", "disconnect", "close", "deregister",
                                     "write a", "write b"));
-    std::vector<ChannelFuture> futures;
-    if (via_pipeline) {
-      futures = {p.Bind(any), p.Connect(any), p.Disconnect(), p.Close(), p.Deregister(),
-                 p.Write(std::string("c")), p.WriteAndFlush(std::string("d"))};
-    } else {
-      futures = {c.Bind(any), c.Connect(any), c.Disconnect(), c.Close(), c.Deregister(),
-                 c.Write(std::string("c")), c.WriteAndFlush(std::string("d"))};
-    }
     causes.clear();
-    for (const ChannelFuture& f : futures) causes.push_back(cause_of(f));
+    for (const ChannelFuture& f :
+         {invoker.Bind(any), invoker.Connect(any), invoker.Disconnect(), invoker.Close(),
+          invoker.Deregister(), invoker.Write(std::string("c")),
+          invoker.WriteAndFlush(std::string("d"))}) {
+      causes.push_back(cause_of(f));
+    }
     EXPECT_THAT(causes, ElementsAre("bind", "connect", "disconnect", "close", "deregister",
                                     "write c", "write d"));
     // WriteAndFlush flushes (twice), and the chained Read().Flush() once more.
     EXPECT_THAT(log, ElementsAre("flush", "read", "flush", "flush"));
     log.clear();
+  };
+  {
+    SCOPED_TRACE("channel");
+    check(*ch);
+  }
+  {
+    SCOPED_TRACE("pipeline");
+    check(ch->pipeline());
   }
   ch->Finish();
 }
