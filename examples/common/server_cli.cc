@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gyre/channel/bootstrap.h"
@@ -22,7 +23,7 @@ namespace {
 // ServeUntilSignal on groups already made.
 template <typename ServerChannel>
 int Serve(const ServerSpec& spec, EventLoopGroup& bosses, EventLoopGroup& workers,
-          std::function<absl::Status(Channel&)> init, const sigset_t& signals) {
+          std::function<absl::Status(Channel&)> init) {
   ServerBootstrap bootstrap;
   bootstrap.Group(&bosses, &workers)
       .Channel<ServerChannel>()
@@ -39,7 +40,7 @@ int Serve(const ServerSpec& spec, EventLoopGroup& bosses, EventLoopGroup& worker
     std::printf("%s listening on %s (%s)\n", spec.name.c_str(),
                 (*listening)->local_address().ToString().c_str(), shape.c_str());
     std::fflush(stdout);
-    WaitForShutdownSignal(signals);
+    WaitForShutdownSignal(spec.signals);
     (void)(*listening)->Close().Await();
   } else {
     code = Fail(spec.name, listening.status());
@@ -53,12 +54,32 @@ int Serve(const ServerSpec& spec, EventLoopGroup& bosses, EventLoopGroup& worker
 // `worker_arg`), then serves.
 template <typename Group, typename ServerChannel>
 int MakeGroupsAndServe(const ServerSpec& spec, int boss_arg, int worker_arg,
-                       std::function<absl::Status(Channel&)> init, const sigset_t& signals) {
+                       std::function<absl::Status(Channel&)> init) {
   auto bosses = Group::Create(boss_arg);
   if (!bosses.ok()) return Fail(spec.name, bosses.status());
   auto workers = Group::Create(worker_arg);
   if (!workers.ok()) return Fail(spec.name, workers.status());
-  return Serve<ServerChannel>(spec, **bosses, **workers, std::move(init), signals);
+  return Serve<ServerChannel>(spec, **bosses, **workers, std::move(init));
+}
+
+// The server the flags describe: InvalidArgument unless 0 <= port <= 65535 (0: any free
+// port), threads >= 0 (0: the default), `host` is a numeric address and `transport` is
+// "nio" or "oio".
+absl::StatusOr<ServerSpec> MakeServerSpec(std::string name, const std::string& host, int port,
+                                          int threads, std::string transport) {
+  if (port < 0 || port > 65535) return absl::InvalidArgumentError("--port must be 0..65535");
+  if (threads < 0) return absl::InvalidArgumentError("--threads must be >= 0");
+  if (transport != "nio" && transport != "oio") {
+    return absl::InvalidArgumentError("--transport must be nio or oio");
+  }
+  absl::StatusOr<SocketAddress> address = SocketAddress::FromHostAndPort(host, port);
+  if (!address.ok()) return address.status();
+  ServerSpec spec;
+  spec.name = std::move(name);
+  spec.transport = std::move(transport);
+  spec.address = *address;
+  spec.threads = threads;
+  return spec;
 }
 
 }  // namespace
@@ -77,35 +98,33 @@ void WaitForShutdownSignal(const sigset_t& signals) {
   sigwait(&signals, &sig);
 }
 
-absl::StatusOr<ServerSpec> MakeServerSpec(std::string name, const std::string& host, int port,
-                                          int threads, std::string transport) {
-  if (port < 0 || port > 65535) return absl::InvalidArgumentError("--port must be 0..65535");
-  if (threads < 0) return absl::InvalidArgumentError("--threads must be >= 0");
-  if (transport != "nio" && transport != "oio") {
-    return absl::InvalidArgumentError("--transport must be nio or oio");
+
+std::optional<ServerSpec> ParseServerCommandLine(std::string name, int argc, char** argv,
+                                                 const ServerFlags& flags) {
+  absl::ParseCommandLine(argc, argv);
+  const sigset_t signals = BlockShutdownSignals();  // before any thread
+  absl::StatusOr<ServerSpec> spec =
+      MakeServerSpec(name, absl::GetFlag(flags.host), absl::GetFlag(flags.port),
+                     absl::GetFlag(flags.threads), absl::GetFlag(flags.transport));
+  if (!spec.ok()) {
+    Fail(name, spec.status());
+    return std::nullopt;
   }
-  absl::StatusOr<SocketAddress> address = SocketAddress::FromHostAndPort(host, port);
-  if (!address.ok()) return address.status();
-  ServerSpec spec;
-  spec.name = std::move(name);
-  spec.transport = std::move(transport);
-  spec.address = *address;
-  spec.threads = threads;
-  return spec;
+  spec->signals = signals;
+  return *std::move(spec);
 }
 
-int ServeUntilSignal(const ServerSpec& spec, std::function<absl::Status(Channel&)> init,
-                     const sigset_t& signals) {
+int ServeUntilSignal(const ServerSpec& spec, std::function<absl::Status(Channel&)> init) {
   if (spec.transport == "oio") {
     // The boss group accepts with no cap; the workers cap the connections at --threads.
     return MakeGroupsAndServe<OioEventLoopGroup, OioServerSocketChannel>(
-        spec, 0, spec.threads, std::move(init), signals);
+        spec, 0, spec.threads, std::move(init));
   }
   if (spec.transport != "nio") {
     return Fail(spec.name, absl::InvalidArgumentError("--transport must be nio or oio"));
   }
   return MakeGroupsAndServe<NioEventLoopGroup, NioServerSocketChannel>(
-      spec, 1, spec.threads, std::move(init), signals);
+      spec, 1, spec.threads, std::move(init));
 }
 
 int Fail(const std::string& name, const absl::Status& status) {

@@ -10,11 +10,11 @@
 // (...)" once bound; SIGINT or SIGTERM closes it and lets the connections drain.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "gyre/channel/channel.h"
 #include "gyre/channel/channel_handler.h"
@@ -47,14 +47,10 @@ class EchoHandler final : public gyre::ChannelInboundHandler {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
-  const sigset_t signals = gyre::examples::BlockShutdownSignals();  // before any thread
-  absl::StatusOr<gyre::examples::ServerSpec> spec = gyre::examples::MakeServerSpec(
-      "echo_server", absl::GetFlag(FLAGS_host), absl::GetFlag(FLAGS_port),
-      absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_transport));
-  if (!spec.ok()) return gyre::examples::Fail("echo_server", spec.status());
+  std::optional<gyre::examples::ServerSpec> spec = gyre::examples::ParseServerCommandLine(
+      "echo_server", argc, argv, {FLAGS_host, FLAGS_port, FLAGS_threads, FLAGS_transport});
+  if (!spec) return 1;
   auto echo = std::make_shared<EchoHandler>();  // sharable: one for every connection
   return gyre::examples::ServeUntilSignal(
-      *spec, [echo](gyre::Channel& child) { return child.pipeline().AddLast("echo", echo); },
-      signals);
+      *spec, [echo](gyre::Channel& child) { return child.pipeline().AddLast("echo", echo); });
 }

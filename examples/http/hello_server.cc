@@ -11,10 +11,10 @@
 // bound; on SIGINT or SIGTERM it shuts down and prints its request counts on stderr.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "gyre/channel/channel.h"
 #include "gyre/channel/channel_pipeline.h"
@@ -28,17 +28,14 @@ ABSL_FLAG(std::string, host, "127.0.0.1", "numeric address to bind");
 ABSL_FLAG(std::string, transport, "nio", "nio (epoll loops) or oio (a thread per connection)");
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
-  const sigset_t signals = gyre::examples::BlockShutdownSignals();  // before any thread
-  absl::StatusOr<gyre::examples::ServerSpec> spec = gyre::examples::MakeServerSpec(
-      "hello_server", absl::GetFlag(FLAGS_host), absl::GetFlag(FLAGS_port),
-      absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_transport));
-  if (!spec.ok()) return gyre::examples::Fail("hello_server", spec.status());
+  std::optional<gyre::examples::ServerSpec> spec = gyre::examples::ParseServerCommandLine(
+      "hello_server", argc, argv, {FLAGS_host, FLAGS_port, FLAGS_threads, FLAGS_transport});
+  if (!spec) return 1;
   auto hello = std::make_shared<gyre::HelloHandler>();  // sharable: counts every request
   auto init = [hello](gyre::Channel& child) {
     return gyre::AddHelloPipeline(child.pipeline(), hello);
   };
-  const int code = gyre::examples::ServeUntilSignal(*spec, init, signals);
+  const int code = gyre::examples::ServeUntilSignal(*spec, init);
   std::fprintf(stderr, "hello_server: %llu requests, %llu bad requests\n",
                static_cast<unsigned long long>(hello->requests()),
                static_cast<unsigned long long>(hello->bad_requests()));
