@@ -146,6 +146,13 @@ class AbstractSocketChannel : public Channel {
   // OK when this channel can register with `loop` (InvalidArgument naming the loop
   // type it needs otherwise). Any thread.
   virtual absl::Status CheckLoop(EventLoop* loop) const = 0;
+  // CheckLoop's body for a transport that needs its own loop type: OK when `loop` is a
+  // `Loop`, InvalidArgument with `needs` otherwise.
+  template <typename Loop>
+  static absl::Status RequireLoop(EventLoop* loop, const char* needs) {
+    if (dynamic_cast<Loop*>(loop) == nullptr) return absl::InvalidArgumentError(needs);
+    return absl::OkStatus();
+  }
   // Right after `loop` was claimed, on the registering thread (before the loop can
   // run anything of this channel). Default: nothing.
   virtual void OnLoopClaimed(SingleThreadEventLoop* loop) {}

@@ -6,13 +6,6 @@
 
 namespace gyre {
 
-absl::Status AbstractNioChannel::CheckLoop(EventLoop* loop) const {
-  if (dynamic_cast<NioEventLoop*>(loop) == nullptr) {
-    return absl::InvalidArgumentError("a nio channel needs a NioEventLoop");
-  }
-  return absl::OkStatus();
-}
-
 void AbstractNioChannel::JoinLoop(SingleThreadEventLoop* loop) {
   AbstractSocketChannel::JoinLoop(loop);
   applied_interest_ = kNoInterestApplied;

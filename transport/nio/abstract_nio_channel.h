@@ -45,7 +45,9 @@ class AbstractNioChannel : public AbstractSocketChannel, protected NioIoHandler 
   uint32_t interest() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) { return interest_; }
 
   // AbstractSocketChannel
-  absl::Status CheckLoop(EventLoop* loop) const override;
+  absl::Status CheckLoop(EventLoop* loop) const override {
+    return RequireLoop<NioEventLoop>(loop, "a nio channel needs a NioEventLoop");
+  }
   void JoinLoop(SingleThreadEventLoop* loop) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void ReleaseFd(SingleThreadEventLoop* loop, int fd) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void StopAutoRead() override;

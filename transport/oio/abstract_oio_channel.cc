@@ -4,13 +4,6 @@
 
 namespace gyre {
 
-absl::Status AbstractOioChannel::CheckLoop(EventLoop* loop) const {
-  if (dynamic_cast<ThreadPerChannelEventLoop*>(loop) == nullptr) {
-    return absl::InvalidArgumentError("an oio channel needs a ThreadPerChannelEventLoop");
-  }
-  return absl::OkStatus();
-}
-
 void AbstractOioChannel::OnLoopClaimed(SingleThreadEventLoop* loop) {
   // weak_from_this: a loop that no shared_ptr owns is not kept alive by the channel
   // (it cannot be), and registration does not fail for it.

@@ -42,7 +42,9 @@ class AbstractOioChannel : public AbstractSocketChannel, protected OioIoHandler 
   }
 
   // AbstractSocketChannel
-  absl::Status CheckLoop(EventLoop* loop) const override;
+  absl::Status CheckLoop(EventLoop* loop) const override {
+    return RequireLoop<ThreadPerChannelEventLoop>(loop, "an oio channel needs a ThreadPerChannelEventLoop");
+  }
   void OnLoopClaimed(SingleThreadEventLoop* loop) override;
   void JoinLoop(SingleThreadEventLoop* loop) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   // Detaches from the loop, which then terminates.

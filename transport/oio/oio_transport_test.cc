@@ -21,11 +21,14 @@
 #include "gyre/channel/channel_handler_context.h"
 #include "gyre/channel/channel_initializer.h"
 #include "gyre/concurrent/promise.h"
+#include "gyre/transport/nio/nio_event_loop_group.h"
+#include "gyre/transport/nio/nio_socket_channel.h"
 #include "gyre/transport/oio/oio_event_loop_group.h"
 #include "gyre/transport/oio/oio_server_socket_channel.h"
 #include "gyre/transport/oio/oio_socket_channel.h"
 #include "gyre/transport/oio/thread_per_channel_event_loop.h"
 #include "gyre/testing/budget.h"
+#include "gyre/testing/embedded_event_loop.h"
 #include "gyre/testing/stream_test_util.h"
 
 namespace gyre {
@@ -368,6 +371,33 @@ TEST(OioTransportTest, TaskSubmittedWhileChannelIdleBlockedRuns) {
   EXPECT_TRUE(*ran.GetNow());
   EXPECT_TRUE(c.channel->IsOpen());
   c.channel->Close().Await().IgnoreError();
+}
+
+// A socket channel registers only with its own transport's loops: a loop of the other
+// transport, or any other kind, fails the registration with InvalidArgument naming the
+// loop type it needs (an oio loop says first what it takes), and leaves the channel
+// unregistered.
+TEST(OioTransportTest, RegisteringWithAnotherKindOfLoopFails) {
+  auto nio = NioEventLoopGroup::Create(1);
+  auto oio = OioEventLoopGroup::Create();
+  ASSERT_TRUE(nio.ok() && oio.ok());
+  testing::EmbeddedEventLoop embedded;
+  auto refused = [](EventLoopGroup& loop, std::shared_ptr<Channel> ch) {
+    ChannelFuture reg = loop.Register(ch);
+    EXPECT_TRUE(reg.AwaitFor(absl::Seconds(10)));
+    EXPECT_FALSE(ch->IsRegistered());
+    ch->Close().AwaitFor(absl::Seconds(10));
+    return reg.IsDone() && reg.Cause().code() == absl::StatusCode::kInvalidArgument
+               ? std::string(reg.Cause().message())
+               : reg.Cause().ToString();
+  };
+  const std::string oio_needs = "an oio channel needs a ThreadPerChannelEventLoop";
+  const std::string nio_needs = "a nio channel needs a NioEventLoop";
+  EXPECT_EQ(refused(**nio, OioSocketChannel::Create()), oio_needs);
+  EXPECT_EQ(refused(embedded, OioSocketChannel::Create()), oio_needs);
+  EXPECT_EQ(refused(**oio, NioSocketChannel::Create()),
+            "a ThreadPerChannelEventLoop needs an oio channel");
+  EXPECT_EQ(refused(embedded, NioSocketChannel::Create()), nio_needs);
 }
 
 TEST(OioTransportTest, GroupRefusesBadInputWithStatus) {
