@@ -23,8 +23,6 @@
 //   bazel run --config=bench //benchmarks:inproc
 //   GYRE_BENCH_DIVISOR=100 ...   # sizes / 100, e.g. under callgrind
 #include <malloc.h>
-#include <pthread.h>
-#include <time.h>
 
 #include <algorithm>
 #include <array>
@@ -35,10 +33,10 @@
 #include <thread>
 #include <vector>
 
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "benchmark/benchmark.h"
 #include "gyre/benchmarks/alloc/alloc_counter.h"
+#include "benchmarks/idle_cpu.h"
 #include "gyre/concurrent/default_event_executor.h"
 #include "gyre/concurrent/promise.h"
 #include "gyre/concurrent/scheduled_future.h"
@@ -156,20 +154,6 @@ void Hop(PingPong* p, int to) {
   p->executors[to]->Execute([p, to] { Hop(p, 1 - to); }).IgnoreError();
 }
 
-// CPU time `executor`'s thread uses over `idle` while it has nothing to do, in ms.
-double IdleCpuMs(DefaultEventExecutor& executor, absl::Duration idle) {
-  clockid_t cpu{};
-  OnLoop(executor, [&cpu] { pthread_getcpuclockid(pthread_self(), &cpu); });
-  auto read = [&cpu] {
-    timespec ts{};
-    clock_gettime(cpu, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-  };
-  const double before = read();
-  absl::SleepFor(idle);  // the measurement itself: how much the idle loop runs meanwhile
-  return read() - before;
-}
-
 void BM_W3_PingPong(benchmark::State& state) {
   const int64_t hops = state.range(0);
   DefaultEventExecutor a, b;
@@ -187,9 +171,10 @@ void BM_W3_PingPong(benchmark::State& state) {
     const double median = MedianRound(round);
     Publish(state, median, hops, "hops_per_s", allocs);
     state.counters["ns_per_hop"] = median * 1e9 / static_cast<double>(hops);
-    const absl::Duration idle = std::getenv("GYRE_BENCH_SMOKE") ? absl::Milliseconds(20)
-                                                                 : absl::Seconds(1);
-    state.counters["idle_cpu_ms_per_s"] = IdleCpuMs(a, idle) / absl::ToDoubleSeconds(idle);
+    const std::chrono::milliseconds idle(std::getenv("GYRE_BENCH_SMOKE") ? 20 : 1000);
+    state.counters["idle_cpu_ms_per_s"] =
+        bench::IdleCpuMs([&a](auto fn) { OnLoop(a, fn); }, idle) * 1e3 /
+        static_cast<double>(idle.count());
   }
 }
 

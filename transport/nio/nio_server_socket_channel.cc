@@ -2,19 +2,12 @@
 
 #include <sys/epoll.h>
 
-#include <utility>
-
 #include "gyre/transport/internal/abstract_server_socket_channel_impl.h"
 
 namespace gyre {
 
 template class AbstractServerSocketChannel<AbstractNioChannel, NioSocketChannel,
                                            NioServerSocketChannel>;
-
-NioServerSocketChannel::NioServerSocketChannel(ChildSetup setup)
-    : AbstractServerSocketChannel(std::move(setup)) {}
-
-NioServerSocketChannel::~NioServerSocketChannel() = default;
 
 void NioServerSocketChannel::OnIoEvent(uint32_t events) {
   loop_affinity_.AssertOnLoop();  // called by the loop

@@ -40,13 +40,10 @@ extern template class AbstractServerSocketChannel<AbstractNioChannel, NioSocketC
 
 class NioServerSocketChannel final
     : public AbstractServerSocketChannel<AbstractNioChannel, NioSocketChannel, NioServerSocketChannel> {
- public:
-  ~NioServerSocketChannel() override;
-
  private:
   friend class AbstractServerSocketChannel<AbstractNioChannel, NioSocketChannel, NioServerSocketChannel>;
 
-  explicit NioServerSocketChannel(ChildSetup setup);
+  using AbstractServerSocketChannel::AbstractServerSocketChannel;  // from a ChildSetup
 
   // NioIoHandler
   void OnIoEvent(uint32_t events) override;

@@ -2,19 +2,12 @@
 
 #include <poll.h>
 
-#include <utility>
-
 #include "gyre/transport/internal/abstract_server_socket_channel_impl.h"
 
 namespace gyre {
 
 template class AbstractServerSocketChannel<AbstractOioChannel, OioSocketChannel,
                                            OioServerSocketChannel>;
-
-OioServerSocketChannel::OioServerSocketChannel(ChildSetup setup)
-    : AbstractServerSocketChannel(std::move(setup)) {}
-
-OioServerSocketChannel::~OioServerSocketChannel() = default;
 
 short OioServerSocketChannel::PollEvents() const {
   loop_affinity_.AssertOnLoop();  // called by the loop

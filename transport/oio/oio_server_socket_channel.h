@@ -50,13 +50,10 @@ extern template class AbstractServerSocketChannel<AbstractOioChannel, OioSocketC
 
 class OioServerSocketChannel final
     : public AbstractServerSocketChannel<AbstractOioChannel, OioSocketChannel, OioServerSocketChannel> {
- public:
-  ~OioServerSocketChannel() override;
-
  private:
   friend class AbstractServerSocketChannel<AbstractOioChannel, OioSocketChannel, OioServerSocketChannel>;
 
-  explicit OioServerSocketChannel(ChildSetup setup);
+  using AbstractServerSocketChannel::AbstractServerSocketChannel;  // from a ChildSetup
 
   // OioIoHandler
   short PollEvents() const override;

@@ -70,9 +70,12 @@ EOF
 launcher netty_inproc InProc
 launcher netty_echo_server EchoServer
 
+# The harnesses include gyre's own headers by their path in the tree, as Bazel does
+# ("benchmarks/idle_cpu.h").
 for prog in inproc echo_server; do
   say "g++ -> $out/asio_$prog"
-  g++ -O2 -std=c++20 -pthread -Wall -Wextra -o "$out/asio_$prog.tmp" "$here/asio/$prog.cc"
+  g++ -O2 -std=c++20 -pthread -Wall -Wextra -I "$root" -o "$out/asio_$prog.tmp" \
+    "$here/asio/$prog.cc"
   mv "$out/asio_$prog.tmp" "$out/asio_$prog"
 done
 touch "$out/.built"  # run.sh rebuilds when a source is newer

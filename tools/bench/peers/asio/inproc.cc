@@ -23,8 +23,6 @@
 //
 //   asio_inproc [--divisor=N] [--workloads=W1,W5] [--idle-ms=1000]
 #include <malloc.h>
-#include <pthread.h>
-#include <time.h>
 
 #include <algorithm>
 #include <array>
@@ -48,6 +46,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "benchmarks/idle_cpu.h"
 
 namespace {
 
@@ -255,19 +254,6 @@ void Hop(PingPong* p, int to) {
   asio::post(p->loops[to]->ioc(), [p, to] { Hop(p, 1 - to); });
 }
 
-double IdleCpuMs(Loop& loop, int64_t idle_ms) {
-  clockid_t cpu{};
-  OnLoop(loop, [&cpu] { pthread_getcpuclockid(pthread_self(), &cpu); });
-  auto read = [&cpu] {
-    timespec ts{};
-    clock_gettime(cpu, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-  };
-  const double before = read();
-  std::this_thread::sleep_for(std::chrono::milliseconds(idle_ms));
-  return read() - before;
-}
-
 void W3() {
   const int64_t hops = Size(1'000'000);
   Loop a, b;
@@ -285,7 +271,9 @@ void W3() {
     return Seconds(start, end);
   });
   const double med = Median(t);
-  const double idle = IdleCpuMs(a, g_idle_ms) / (static_cast<double>(g_idle_ms) / 1e3);
+  const double idle =
+      gyre::bench::IdleCpuMs([&a](auto fn) { OnLoop(a, fn); }, std::chrono::milliseconds(g_idle_ms)) /
+      (static_cast<double>(g_idle_ms) / 1e3);
   Report(
       "W3", hops, t,
       {Number("ns_per_hop", med * 1e9 / static_cast<double>(hops)),
