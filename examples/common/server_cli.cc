@@ -98,7 +98,6 @@ void WaitForShutdownSignal(const sigset_t& signals) {
   sigwait(&signals, &sig);
 }
 
-
 std::optional<ServerSpec> ParseServerCommandLine(std::string name, int argc, char** argv,
                                                  const ServerFlags& flags) {
   absl::ParseCommandLine(argc, argv);
