@@ -30,6 +30,14 @@ void Channel::set_event_loop(EventLoop* loop) {
 
 ChannelPromise Channel::NewPromise() const { return ChannelPromise(event_loop()); }
 
+void Channel::FailWrite(ChannelPromise& promise, absl::Status cause) {
+  if (promise.valid()) {
+    promise.TryFailure(std::move(cause));
+    return;
+  }
+  pipeline().FireExceptionCaught(std::move(cause));
+}
+
 ChannelFuture EventLoopGroup::Register(std::shared_ptr<Channel> channel) {
   return Next()->Register(std::move(channel));
 }

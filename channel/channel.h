@@ -95,6 +95,9 @@ class Channel : public std::enable_shared_from_this<Channel>,
 
   // A promise on this channel's loop (or without executor before registration).
   ChannelPromise NewPromise() const;
+  // For transports: fails a write's `promise` with `cause`; a void promise's failure is
+  // fired at the pipeline's ExceptionCaught instead (see VoidPromise()).
+  void FailWrite(ChannelPromise& promise, absl::Status cause);
 
  protected:
   friend class SingleThreadEventLoop;

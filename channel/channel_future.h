@@ -14,6 +14,15 @@ namespace gyre {
 using ChannelFuture = Future<void>;
 using ChannelPromise = Promise<void>;
 
+// The void promise (Netty's voidPromise()): for a write whose outcome the writer does
+// not want. Nothing is allocated or completed for it, and a failure of the write goes
+// to the pipeline's ExceptionCaught instead (Channel::FailWrite). An outbound handler
+// between the writer and the transport receives a real promise in its place (so it may
+// add listeners); only the transport sees the void one. Any other operation given it
+// runs as usual, its outcome unobserved. It is an empty ChannelPromise: do not read its
+// state (IsDone, AddListener, ...), as future.h says of an empty handle.
+inline ChannelPromise VoidPromise() { return ChannelPromise::Empty(); }
+
 }  // namespace gyre
 
 #endif  // GYRE_CHANNEL_CHANNEL_FUTURE_H_

@@ -1,6 +1,7 @@
 #include "gyre/channel/channel_handler_context.h"
 
 #include <exception>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -118,7 +119,7 @@ void ChannelHandlerContext::FromHereOutbound(F step, ChannelPromise promise, Arg
   absl::Status status =
       executor()->Execute([hold = Hold(this), step, p = std::move(promise),
                            ... a = std::move(args)]() mutable { step(std::move(p), std::move(a)...); });
-  if (!status.ok()) on_refusal.TryFailure(status);
+  if (!status.ok()) pipeline_->channel().FailWrite(on_refusal, status);  // void: reported
 }
 
 template <ChannelHandlerContext* (ChannelHandlerContext::*kNext)() const,
@@ -299,8 +300,18 @@ void ChannelHandlerContext::InvokeRead() {
   if (RunsOnThisThread()) return CallInbound(&ChannelHandler::Read);
   InvokeInbound("Read", &ChannelHandler::Read);
 }
+ChannelPromise ChannelHandlerContext::PromiseInPlaceOfVoid() const {
+  ChannelPromise p = NewPromise();
+  p.AddListener([weak = pipeline_->channel().weak_from_this()](const ChannelFuture& f) {
+    if (f.IsSuccess() || f.IsCancelled()) return;
+    if (std::shared_ptr<Channel> ch = weak.lock()) ch->pipeline().FireExceptionCaught(f.Cause());
+  });
+  return p;
+}
+
 void ChannelHandlerContext::InvokeWrite(Message msg, ChannelPromise promise) {
   if (RunsOnThisThread()) return WriteHere(std::move(msg), std::move(promise));
+  if (!promise.valid()) promise = PromiseInPlaceOfVoid();  // this is not the head
   RunOrPost(
       [this, m = std::move(msg), promise]() mutable { WriteHere(std::move(m), std::move(promise)); },
       [promise](const absl::Status& s) mutable { promise.TryFailure(s); });
@@ -308,6 +319,12 @@ void ChannelHandlerContext::InvokeWrite(Message msg, ChannelPromise promise) {
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::WriteHere(Message&& msg,
                                                                       ChannelPromise&& promise) {
   if (ABSL_PREDICT_FALSE(IsRemoved())) return Write(std::move(msg), std::move(promise));
+  // A void promise goes on only to the transport (the head's handler hands it over);
+  // any other handler gets a real one, whose failure reaches ExceptionCaught as the void
+  // one's would.
+  if (ABSL_PREDICT_FALSE(!promise.valid()) && this != pipeline_->head_) {
+    promise = PromiseInPlaceOfVoid();
+  }
   CallOutbound(&ChannelHandler::Write, promise, std::move(msg));
 }
 void ChannelHandlerContext::InvokeFlush() {

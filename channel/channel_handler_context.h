@@ -92,6 +92,9 @@ class ChannelHandlerContext {
 
   // A promise on the channel's event loop.
   ChannelPromise NewPromise() const;
+  // The void promise, for a write whose outcome the caller does not want (see
+  // VoidPromise() in channel_future.h).
+  ChannelPromise VoidPromise() const { return gyre::VoidPromise(); }
 
  private:
   friend class ChannelPipeline;
@@ -135,6 +138,9 @@ class ChannelHandlerContext {
   // By reference: the value moves once, into the handler's parameter.
   inline void ChannelReadHere(Message&& msg);
   inline void WriteHere(Message&& msg, ChannelPromise&& promise);
+  // What a handler other than the head receives instead of a void promise: a promise
+  // that fires ExceptionCaught on the pipeline if the write fails.
+  ChannelPromise PromiseInPlaceOfVoid() const;
   // HandlerAdded (once, unless removed first) / HandlerRemoved (only after an add).
   void InvokeHandlerAdded();
   void InvokeHandlerRemoved();

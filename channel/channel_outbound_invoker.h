@@ -11,6 +11,7 @@
 //
 // The forms without a promise make one on the channel's loop and return its future; the
 // forms taking a promise complete that one. Read and Flush return the invoker, to chain.
+// Write and WriteAndFlush also take VoidPromise(): nothing to allocate or complete.
 //
 // `Self` derives from ChannelOutboundInvoker<Self> and has a (private, with this class a
 // friend) `OutboundTarget()` returning what it hands the operations to: the channel its
@@ -66,6 +67,9 @@ class ChannelOutboundInvoker {
   void WriteAndFlush(Message msg, ChannelPromise promise) {
     Target().WriteAndFlush(std::move(msg), std::move(promise));
   }
+  // The void promise, for a write whose outcome the caller does not want (see
+  // VoidPromise() in channel_future.h).
+  ChannelPromise VoidPromise() const { return gyre::VoidPromise(); }
 
  protected:
   ChannelOutboundInvoker() = default;

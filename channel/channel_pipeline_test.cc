@@ -274,6 +274,68 @@ TEST(PipelineTest, WriteResultsReachPromises) {
   ch->Finish();
 }
 
+// Fails every write with DataLoss, after noting what promise it got and listening on it.
+class RefusesWrites : public ChannelOutboundHandler {
+ public:
+  void Write(ChannelHandlerContext&, Message, ChannelPromise p) override {
+    got_real_promise = p.valid();
+    p.AddListener([this](const ChannelFuture& f) { heard = f.Cause(); });
+    p.TryFailure(absl::DataLossError("refused"));
+  }
+  bool got_real_promise = false;
+  absl::Status heard;
+};
+
+// Netty's void promise: nothing to complete when the write succeeds; a failure reaches
+// ExceptionCaught instead; a handler in the way gets a real promise (it may listen).
+TEST(PipelineTest, VoidPromiseWritesGoThroughAndTheirFailuresReachExceptionCaught) {
+  auto ch = EmbeddedChannel::Create({std::make_shared<Appender>("+")});
+  ch->WriteAndFlush(std::string("x"), VoidPromise());
+  ch->pipeline().Write(std::string("y"), ch->VoidPromise());
+  ch->Flush();
+  EXPECT_EQ(ch->ReadOutbound<std::string>(), "x+");
+  EXPECT_EQ(ch->ReadOutbound<std::string>(), "y+");
+  EXPECT_TRUE(ch->CheckException().ok());
+  ch->Finish();
+
+  auto refuses = std::make_shared<RefusesWrites>();
+  auto refused = EmbeddedChannel::Create({refuses});
+  refused->WriteAndFlush(std::string("z"), VoidPromise());
+  refused->RunPendingTasks();
+  EXPECT_TRUE(refuses->got_real_promise);
+  EXPECT_EQ(refuses->heard.code(), absl::StatusCode::kDataLoss);  // its listener ran
+  absl::Status cause = refused->CheckException();
+  EXPECT_EQ(cause.code(), absl::StatusCode::kDataLoss) << cause;
+  EXPECT_EQ(refused->OutboundCount(), 0u);
+  refused->Finish();
+
+  // At the transport: a closed channel refuses the write.
+  auto closed = EmbeddedChannel::Create();
+  closed->Close();
+  EXPECT_TRUE(closed->CheckException().ok());
+  closed->WriteAndFlush(std::string("late"), VoidPromise());
+  EXPECT_EQ(closed->CheckException().code(), absl::StatusCode::kFailedPrecondition);
+  closed->Finish();
+}
+
+// Other operations accept the void promise too (their outcome unobserved).
+TEST(PipelineTest, VoidPromiseOnOtherOperationsIsHarmless) {
+  auto ch = EmbeddedChannel::Create();
+  ChannelPromise v = VoidPromise();
+  EXPECT_FALSE(v.valid());
+  EXPECT_FALSE(v.TrySuccess());
+  EXPECT_FALSE(v.TryFailure(absl::InternalError("x")));
+  EXPECT_EQ(v.SetSuccess().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(v.SetUncancellable());
+  EXPECT_TRUE(v.ResetIfUnobserved());
+  ch->Close(VoidPromise());
+  ch->RunPendingTasks();
+  EXPECT_FALSE(ch->IsOpen());
+  EXPECT_TRUE(ch->CloseFuture().IsSuccess());
+  EXPECT_TRUE(ch->CheckException().ok());
+  ch->Finish();
+}
+
 // Fails each operation's promise with its own name, and logs Read and Flush.
 class OperationProbe : public ChannelOutboundHandler {
  public:

@@ -11,6 +11,12 @@
 // Cancel calls exactly one wins; waiters are woken and listeners notified as Future
 // describes.
 //
+// An empty Promise (default-constructed Future assigned in, moved from, or a channel's
+// VoidPromise()) has no state: TrySuccess, TryFailure and TrySuccessAndReset on it return
+// false, SetSuccess and SetFailure FailedPrecondition, SetUncancellable and
+// ResetIfUnobserved true, all changing nothing; the read side (Future's methods) must
+// not be used on it, as future.h says of an empty handle.
+//
 // Thread safety: every method is thread-safe.
 // Ownership: shares the state with every Future copy; see future.h.
 #ifndef GYRE_CONCURRENT_PROMISE_H_
@@ -35,6 +41,10 @@ class Promise : public Future<T> {
   explicit Promise(EventExecutor* executor = nullptr)
       : Future<T>(new internal::FutureCore<T>(executor)) {}
 
+  // An empty promise (no state, nothing allocated): completing it does nothing, and no
+  // one can observe it. See the class comment; a channel's VoidPromise() is one.
+  static Promise Empty() { return Promise(internal::AdoptCoreTag{}, nullptr); }
+
   // The read side (the same state; a Promise already is one).
   Future<T> future() const { return *this; }
 
@@ -58,12 +68,12 @@ class Promise : public Future<T> {
   template <typename U = T>
     requires(!std::is_void_v<U>)
   bool TrySuccess(U value) {
-    return this->core()->TrySuccess(std::move(value));
+    return this->core() != nullptr && this->core()->TrySuccess(std::move(value));
   }
   template <typename U = T>
     requires(std::is_void_v<U>)
   bool TrySuccess() {
-    return this->core()->TrySuccess();
+    return this->core() != nullptr && this->core()->TrySuccess();
   }
 
   // Succeeds the promise and empties this handle. When this handle is the last one and
@@ -75,6 +85,7 @@ class Promise : public Future<T> {
     requires(std::is_void_v<U>)
   bool TrySuccessAndReset() {
     internal::FutureCore<T>* core = this->core();
+    if (core == nullptr) return false;
     const bool done = core->IsUnobserved() ? !core->IsDone() : core->TrySuccess();
     this->Reset(nullptr);
     return done;
@@ -84,6 +95,7 @@ class Promise : public Future<T> {
   // last one and no listener or waiter is registered (completing it would change
   // nothing anyone can see). Returns whether it did; otherwise the handle is kept.
   bool ResetIfUnobserved() {
+    if (this->core() == nullptr) return true;
     if (!this->core()->IsUnobserved()) return false;
     this->Reset(nullptr);
     return true;
@@ -93,19 +105,21 @@ class Promise : public Future<T> {
   // when already complete; either way nothing changes.
   absl::Status SetFailure(absl::Status cause) {
     if (cause.ok()) return absl::InvalidArgumentError("SetFailure needs a non-OK cause");
-    if (this->core()->TryFailure(std::move(cause))) return absl::OkStatus();
+    if (this->core() != nullptr && this->core()->TryFailure(std::move(cause))) {
+      return absl::OkStatus();
+    }
     return AlreadyComplete();
   }
 
   // As SetFailure; false (and no change) for an OK cause or when already complete.
   bool TryFailure(absl::Status cause) {
-    if (cause.ok()) return false;
+    if (cause.ok() || this->core() == nullptr) return false;
     return this->core()->TryFailure(std::move(cause));
   }
 
   // Marks the promise uncancellable. Returns true if it now is, or is done and was not
   // cancelled; false if it was cancelled.
-  bool SetUncancellable() { return this->core()->SetUncancellable(); }
+  bool SetUncancellable() { return this->core() == nullptr || this->core()->SetUncancellable(); }
 
  protected:
   // Adopts one reference to `core` (a subclass's state).
@@ -113,6 +127,7 @@ class Promise : public Future<T> {
 
  private:
   absl::Status AlreadyComplete() const {
+    if (this->core() == nullptr) return absl::FailedPreconditionError("empty promise");
     return absl::FailedPreconditionError(this->IsCancelled() ? "promise already cancelled"
                                                              : "promise already complete");
   }

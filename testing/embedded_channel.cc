@@ -77,7 +77,7 @@ void EmbeddedChannel::EmbeddedUnsafe::Deregister(ChannelPromise promise) {
 
 void EmbeddedChannel::EmbeddedUnsafe::Write(Message msg, ChannelPromise promise) {
   if (!ch_->open_) {
-    promise.TryFailure(absl::FailedPreconditionError("channel closed"));
+    ch_->FailWrite(promise, absl::FailedPreconditionError("channel closed"));
     return;
   }
   ch_->outbound_.push_back(std::move(msg));

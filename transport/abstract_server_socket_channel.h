@@ -121,7 +121,7 @@ class AbstractServerSocketChannel : public Base {
     }
     void BeginRead() override { ch_->DoBeginRead(); }
     void Write(Message, ChannelPromise promise) override {
-      promise.TryFailure(absl::UnimplementedError("a server channel does not write"));
+      ch_->FailWrite(promise, absl::UnimplementedError("a server channel does not write"));
     }
     void Flush() override {}
 

@@ -91,7 +91,7 @@ void AbstractSocketChannel::RunOnLoop(absl::AnyInvocable<void()> fn, ChannelProm
   }
   std::shared_ptr<Channel> self = shared_from_this();
   absl::Status s = registered_loop()->Execute([self, fn = std::move(fn)]() mutable { fn(); });
-  if (!s.ok() && promise != nullptr) promise->TryFailure(s);
+  if (!s.ok() && promise != nullptr) FailWrite(*promise, s);  // a void one: to the pipeline
 }
 
 absl::Status AbstractSocketChannel::EnsureSocket(int family) {

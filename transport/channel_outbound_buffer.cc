@@ -22,14 +22,14 @@ namespace gyre {
 void ChannelOutboundBuffer::AddOther(Message&& msg, ChannelPromise&& promise) {
   const std::string* s = msg.Get<std::string>();
   if (s == nullptr) {
-    promise.TryFailure(absl::InvalidArgumentError(
-        absl::StrCat(owner_, " cannot write a ", msg.type_name())));
+    channel_->FailWrite(promise, absl::InvalidArgumentError(
+                                     absl::StrCat(owner_, " cannot write a ", msg.type_name())));
     return;
   }
   absl::StatusOr<ByteBuf> copied = PooledByteBufAllocator::Default()->CopiedBuffer(*s);
   msg.Reset();
   if (!copied.ok()) {
-    promise.TryFailure(copied.status());
+    channel_->FailWrite(promise, copied.status());
     return;
   }
   Enqueue(*std::move(copied), std::move(promise));
@@ -102,7 +102,7 @@ absl::Status ChannelOutboundBuffer::WriteTo(int fd) {
       }
       left -= readable;
       retired += static_cast<int64_t>(readable);
-      done_.push_back(std::move(p.promise));
+      if (p.promise.valid()) done_.push_back(std::move(p.promise));  // not void
       PopFront();
     }
     // User code from here on (listeners, writability handlers) may write, flush or
@@ -130,7 +130,16 @@ void ChannelOutboundBuffer::FailAll(const absl::Status& failure) {
   pending_bytes_.store(0, std::memory_order_relaxed);
   // Buffers first: whoever sees a write fail may count on its buffer being released.
   for (Pending& p : doomed) p.buf.Reset();
-  for (Pending& p : doomed) p.promise.TryFailure(failure);
+  bool any_void = false;
+  for (Pending& p : doomed) {
+    if (p.promise.valid()) {
+      p.promise.TryFailure(failure);
+    } else {
+      any_void = true;
+    }
+  }
+  // The void writes dropped together are reported once.
+  if (any_void) channel_->pipeline().FireExceptionCaught(failure);
 }
 
 void ChannelOutboundBuffer::AddPending(int64_t delta) {

@@ -16,7 +16,9 @@
 // makes the channel unwritable, falling below WRITE_BUFFER_LOW_WATER_MARK writable
 // again, and each change fires ChannelWritabilityChanged on the channel's pipeline.
 // FailAll drops everything (buffers released before the promises fail; no
-// writability change fires).
+// writability change fires). A write with the void promise (VoidPromise()) completes
+// nothing; its failure goes to the pipeline's ExceptionCaught (once for all the void
+// writes FailAll drops).
 //
 // Re-entrancy: promise listeners and writability handlers run inside WriteTo and may
 // write, flush or close the channel; a WriteTo called from inside one returns at once

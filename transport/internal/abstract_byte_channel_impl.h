@@ -75,11 +75,11 @@ void AbstractByteChannel<Base, Derived>::ByteUnsafe::Flush() {
 template <typename Base, typename Derived>
 void AbstractByteChannel<Base, Derived>::WriteOnLoop(Message msg, ChannelPromise promise) {
   if (!derived().IsOpen()) {
-    promise.TryFailure(internal_transport::ClosedError());
+    this->FailWrite(promise, internal_transport::ClosedError());
     return;
   }
   if (output_shutdown_.load(std::memory_order_relaxed)) {
-    promise.TryFailure(internal_transport::OutputShutdownError());
+    this->FailWrite(promise, internal_transport::OutputShutdownError());
     return;
   }
   outbound_.Add(std::move(msg), std::move(promise));

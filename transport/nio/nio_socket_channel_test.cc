@@ -380,6 +380,39 @@ TEST_F(NioSocketChannelTest, WritesBeforeTheConnectCompletesAreSent) {
   EXPECT_EQ(*collector->all_.GetNow(), "ping");
 }
 
+// Hears the first exception that reaches it.
+class FirstException : public ChannelInboundHandler {
+ public:
+  void ExceptionCaught(ChannelHandlerContext&, absl::Status cause) override {
+    first.TrySuccess(std::move(cause));
+  }
+  Promise<absl::Status> first;
+};
+
+// Writes with the void promise (an echo's way of writing, with nothing to allocate or
+// complete per write): the bytes go out; a write the socket channel cannot take (not a
+// buffer) reaches ExceptionCaught, since no promise can tell the writer.
+TEST_F(NioSocketChannelTest, VoidPromiseWritesAreSentAndTheirFailuresReachExceptionCaught) {
+  auto server = StartServer([](NioSocketChannel& child) {
+    ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<testing::EchoHandler>()).ok());
+  });
+  auto collector = std::make_shared<Collector>(4);
+  auto client = NewClient(collector);
+  auto errors = std::make_shared<FirstException>();
+  ASSERT_TRUE(client->pipeline().AddFirst("errors", errors).ok());  // before the collector
+  ASSERT_NO_FATAL_FAILURE(ConnectTo(*client, *server));
+  client->WriteAndFlush(Bytes("void"), VoidPromise());
+  ASSERT_TRUE(collector->all_.AwaitFor(kWait));
+  EXPECT_EQ(*collector->all_.GetNow(), "void");
+  EXPECT_FALSE(errors->first.IsDone());
+  client->WriteAndFlush(42, VoidPromise());
+  ASSERT_TRUE(errors->first.AwaitFor(kWait));
+  const absl::Status cause = *errors->first.GetNow();
+  EXPECT_EQ(cause.code(), absl::StatusCode::kInvalidArgument) << cause;
+  EXPECT_TRUE(client->IsOpen());
+  ASSERT_TRUE(client->Close().AwaitFor(kWait));
+}
+
 // A connect future completes only once the channel is active, as Netty marks the
 // channel active before it completes the promise: a listener on the future, and a
 // thread woken by it, both see IsActive().
