@@ -309,22 +309,29 @@ ChannelPromise ChannelHandlerContext::PromiseInPlaceOfVoid() const {
   return p;
 }
 
+// A void promise goes on only to the transport (the head's handler hands it over); any
+// other handler gets a real one, whose failure reaches ExceptionCaught as the void one's
+// would.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::UnvoidUnlessHead(
+    ChannelPromise& promise) const {
+  if (ABSL_PREDICT_FALSE(!promise.valid()) && this != pipeline_->head_) {
+    promise = PromiseInPlaceOfVoid();
+  }
+}
+
 void ChannelHandlerContext::InvokeWrite(Message msg, ChannelPromise promise) {
   if (RunsOnThisThread()) return WriteHere(std::move(msg), std::move(promise));
-  if (!promise.valid()) promise = PromiseInPlaceOfVoid();  // this is not the head
+  UnvoidUnlessHead(promise);
   RunOrPost(
       [this, m = std::move(msg), promise]() mutable { WriteHere(std::move(m), std::move(promise)); },
-      [promise](const absl::Status& s) mutable { promise.TryFailure(s); });
+      [this, promise](const absl::Status& s) mutable {
+        pipeline_->channel().FailWrite(promise, s);  // void (for the head): reported
+      });
 }
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::WriteHere(Message&& msg,
                                                                       ChannelPromise&& promise) {
   if (ABSL_PREDICT_FALSE(IsRemoved())) return Write(std::move(msg), std::move(promise));
-  // A void promise goes on only to the transport (the head's handler hands it over);
-  // any other handler gets a real one, whose failure reaches ExceptionCaught as the void
-  // one's would.
-  if (ABSL_PREDICT_FALSE(!promise.valid()) && this != pipeline_->head_) {
-    promise = PromiseInPlaceOfVoid();
-  }
+  UnvoidUnlessHead(promise);
   CallOutbound(&ChannelHandler::Write, promise, std::move(msg));
 }
 void ChannelHandlerContext::InvokeFlush() {

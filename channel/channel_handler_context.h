@@ -141,6 +141,8 @@ class ChannelHandlerContext {
   // What a handler other than the head receives instead of a void promise: a promise
   // that fires ExceptionCaught on the pipeline if the write fails.
   ChannelPromise PromiseInPlaceOfVoid() const;
+  // Replaces a void `promise` with PromiseInPlaceOfVoid() unless this is the head.
+  inline void UnvoidUnlessHead(ChannelPromise& promise) const;
   // HandlerAdded (once, unless removed first) / HandlerRemoved (only after an add).
   void InvokeHandlerAdded();
   void InvokeHandlerRemoved();

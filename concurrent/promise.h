@@ -11,8 +11,8 @@
 // Cancel calls exactly one wins; waiters are woken and listeners notified as Future
 // describes.
 //
-// An empty Promise (default-constructed Future assigned in, moved from, or a channel's
-// VoidPromise()) has no state: TrySuccess, TryFailure and TrySuccessAndReset on it return
+// An empty Promise (moved from, Promise::Empty(), or a channel's VoidPromise()) has no
+// state: TrySuccess, TryFailure and TrySuccessAndReset on it return
 // false, SetSuccess and SetFailure FailedPrecondition, SetUncancellable and
 // ResetIfUnobserved true, all changing nothing; the read side (Future's methods) must
 // not be used on it, as future.h says of an empty handle.
