@@ -132,6 +132,90 @@ TEST(ScheduledTaskHeapTest, ManyRemovalsFromOneBucketKeepEveryOtherTimerReachabl
   EXPECT_EQ(earliest.refs(), 1);
 }
 
+// A bucket holds its timers in chunks of kChunkEntries; a chunk whose timers are all
+// gone is reused, so scheduling and cancelling into one bucket for ever holds a bounded
+// number of chunks.
+TEST(ScheduledTaskHeapTest, ChurnInOneBucketReusesItsChunks) {
+  ScheduledTaskHeap q;
+  FakeTask earliest(10);  // keeps the wheel's window where it is
+  q.Push(Adopt(&earliest));
+  constexpr int kAlive = 3;
+  constexpr int kRounds = 50 * ScheduledTaskHeap::kChunksPerSlab * ScheduledTaskHeap::kChunkEntries;
+  std::vector<std::unique_ptr<FakeTask>> alive;
+  for (int i = 0; i < kRounds; ++i) {
+    alive.push_back(std::make_unique<FakeTask>(40 * kBucket + i % 1000));
+    q.Push(Adopt(alive.back().get()));
+    if (alive.size() > kAlive) {
+      ASSERT_EQ(q.Remove(alive.front().get()).get(), alive.front().get()) << i;
+      alive.erase(alive.begin());
+    }
+  }
+  EXPECT_EQ(q.wheel_size(), static_cast<size_t>(kAlive));
+  EXPECT_EQ(q.wheel_slabs(), 1u);  // 50 slabs' worth of timers went through one
+  // The survivors are all still reachable, in order.
+  std::sort(alive.begin(), alive.end(), [](const auto& a, const auto& b) {
+    return a->deadline_nanos() < b->deadline_nanos();
+  });
+  ASSERT_EQ(q.Pop().get(), &earliest);
+  for (auto& t : alive) ASSERT_EQ(q.Pop().get(), t.get());
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(ScheduledTaskHeapTest, TheWheelsChunksAreReleasedWhenItEmpties) {
+  ScheduledTaskHeap q;
+  FakeTask earliest(10);
+  q.Push(Adopt(&earliest));
+  constexpr int kTimers = 10 * ScheduledTaskHeap::kChunksPerSlab * ScheduledTaskHeap::kChunkEntries;
+  std::vector<std::unique_ptr<FakeTask>> tasks;
+  for (int i = 0; i < kTimers; ++i) {
+    tasks.push_back(std::make_unique<FakeTask>(2 * kBucket + int64_t{i} * (kSpan / 2 / kTimers)));
+    q.Push(Adopt(tasks.back().get()));
+  }
+  ASSERT_EQ(q.wheel_size(), static_cast<size_t>(kTimers));
+  EXPECT_GE(q.wheel_slabs(), 10u);
+  for (auto& t : tasks) ASSERT_EQ(q.Remove(t.get()).get(), t.get());
+  EXPECT_EQ(q.wheel_size(), 0u);
+  EXPECT_EQ(q.wheel_slabs(), 1u);
+  // The wheel works on from its first slab.
+  q.Push(Adopt(tasks[7].get()));
+  EXPECT_EQ(q.wheel_size(), 1u);
+  ASSERT_EQ(q.Pop().get(), &earliest);
+  ASSERT_EQ(q.Pop().get(), tasks[7].get());
+  for (auto& t : tasks) EXPECT_EQ(t->refs(), 1);
+  EXPECT_EQ(earliest.refs(), 1);
+}
+
+// RemoveDone empties chunks as it goes (including a bucket's newest, still filling).
+TEST(ScheduledTaskHeapTest, RemoveDoneEmptiesChunksOnItsWay) {
+  ScheduledTaskHeap q;
+  FakeTask earliest(10);
+  q.Push(Adopt(&earliest));
+  constexpr int kTimers = 1003;  // not a multiple of the chunk's entries
+  std::vector<std::unique_ptr<FakeTask>> tasks;
+  for (int i = 0; i < kTimers; ++i) {
+    tasks.push_back(std::make_unique<FakeTask>(40 * kBucket + i));
+    q.Push(Adopt(tasks.back().get()));
+  }
+  // Keep one timer in 17 (so most chunks empty whole, some keep one), and the last.
+  for (int i = 0; i < kTimers - 1; ++i) {
+    if (i % 17 != 0) tasks[i]->set_done();
+  }
+  size_t kept = 0;
+  for (int i = 0; i < kTimers; ++i) kept += tasks[i]->IsTaskDone() ? 0 : 1;
+  EXPECT_EQ(q.RemoveDone(), kTimers - kept);
+  EXPECT_EQ(q.wheel_size(), kept);
+  ASSERT_EQ(q.Pop().get(), &earliest);
+  for (int i = 0; i < kTimers; ++i) {
+    if (tasks[i]->IsTaskDone()) {
+      EXPECT_EQ(tasks[i]->refs(), 1) << i;
+      continue;
+    }
+    ScheduledTaskRef r = q.Pop();
+    ASSERT_EQ(r.get(), tasks[i].get()) << i;
+  }
+  EXPECT_TRUE(q.empty());
+}
+
 TEST(ScheduledTaskHeapTest, RemoveDoneFromHeapLeavesTheWheelAlone) {
   ScheduledTaskHeap q;
   std::vector<std::unique_ptr<FakeTask>> tasks;

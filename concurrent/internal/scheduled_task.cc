@@ -1,5 +1,10 @@
 #include "gyre/concurrent/internal/scheduled_task.h"
 
+#include <algorithm>
+
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
+
 namespace gyre {
 namespace internal {
 namespace {
@@ -9,8 +14,7 @@ constexpr int kWords = ScheduledTaskHeap::kWheelSlots / 64;
 
 void ClearWheelLinks(ScheduledTask* t) {
   t->heap_index = -1;
-  t->wheel_prev = nullptr;
-  t->wheel_next = nullptr;
+  t->wheel_entry = nullptr;
 }
 
 }  // namespace
@@ -21,14 +25,21 @@ ScheduledTaskHeap::~ScheduledTaskHeap() {
     e.task->Unref();
   }
   if (wheel_count_ == 0) return;
-  for (ScheduledTask*& head : wheel_->head) {
-    for (ScheduledTask* t = std::exchange(head, nullptr); t != nullptr;) {
-      ScheduledTask* next = t->wheel_next;
-      ClearWheelLinks(t);
-      t->Unref();
-      t = next;
+  for (Bucket& b : wheel_->bucket) {
+    uint32_t n = b.used();
+    Chunk* c = b.tail();
+    b.Set(nullptr, 0);
+    for (; c != nullptr; c = c->prev) {
+      for (uint32_t i = 0; i < n; ++i) {
+        if (ScheduledTask* t = c->entry[i]) {
+          ClearWheelLinks(t);
+          t->Unref();
+        }
+      }
+      n = kChunkEntries;
     }
   }
+  // The slabs go with slabs_.
 }
 
 void ScheduledTaskHeap::Push(ScheduledTaskRef task) {
@@ -60,15 +71,21 @@ size_t ScheduledTaskHeap::RemoveDone() {
   for (int w = 0; wheel_count_ != 0 && w < kWords; ++w) {
     for (uint64_t bits = wheel_->bits[w]; bits != 0; bits &= bits - 1) {
       const int slot = w * 64 + __builtin_ctzll(bits);
-      for (ScheduledTask* t = wheel_->head[slot]; t != nullptr;) {
-        ScheduledTask* next = t->wheel_next;
-        if (t->IsTaskDone()) {
+      Bucket& b = wheel_->bucket[slot];
+      uint32_t n = b.used();
+      for (Chunk* c = b.tail(); c != nullptr; n = kChunkEntries) {
+        Chunk* const prev = c->prev;
+        for (uint32_t i = 0; i < n; ++i) {
+          ScheduledTask* t = c->entry[i];
+          if (t == nullptr || !t->IsTaskDone()) continue;
+          const bool last = c->removed + 1 == n;  // its removal frees the chunk
           WheelUnlink(t);
           t->DestroyBody();
           t->Unref();
           ++removed;
+          if (last) break;
         }
-        t = next;
+        c = prev;
       }
     }
   }
@@ -179,12 +196,16 @@ bool ScheduledTaskHeap::WheelInsert(ScheduledTask* t) {
   const int k = static_cast<int>((static_cast<uint64_t>(d) - static_cast<uint64_t>(base_)) >>
                                  kBucketShift);
   const int slot = (origin_ + k) & kSlotMask;
-  ScheduledTask*& head = wheel_->head[slot];
-  t->wheel_prev = nullptr;
-  t->wheel_next = head;
-  if (head != nullptr) head->wheel_prev = t;
-  head = t;
-  wheel_->bits[slot >> 6] |= uint64_t{1} << (slot & 63);
+  Bucket& b = wheel_->bucket[slot];
+  Chunk* c = b.tail();
+  uint32_t used = b.used();
+  if (ABSL_PREDICT_FALSE(c == nullptr || used == kChunkEntries)) {
+    c = StartChunk(slot, c);
+    used = 0;
+  }
+  c->entry[used] = t;
+  t->wheel_entry = &c->entry[used];
+  b.Set(c, used + 1);
   t->heap_index = ScheduledTask::kInWheel;
   if (wheel_count_++ == 0 || d > wheel_max_deadline_) wheel_max_deadline_ = d;
   if (earliest_ < 0 || k < ((earliest_ - origin_) & kSlotMask)) earliest_ = slot;
@@ -195,18 +216,80 @@ void ScheduledTaskHeap::WheelUnlink(ScheduledTask* t) {
   const int k = static_cast<int>(
       (static_cast<uint64_t>(t->deadline_nanos()) - static_cast<uint64_t>(base_)) >> kBucketShift);
   const int slot = (origin_ + k) & kSlotMask;
-  if (t->wheel_prev != nullptr) {
-    t->wheel_prev->wheel_next = t->wheel_next;
-  } else {
-    wheel_->head[slot] = t->wheel_next;
-  }
-  if (t->wheel_next != nullptr) t->wheel_next->wheel_prev = t->wheel_prev;
+  ScheduledTask** entry = t->wheel_entry;
+  Chunk* c = ChunkOf(entry);
+  *entry = nullptr;
   ClearWheelLinks(t);
   --wheel_count_;
-  if (wheel_->head[slot] == nullptr) {
+  Bucket& b = wheel_->bucket[slot];
+  const uint32_t filled = c == b.tail() ? b.used() : kChunkEntries;
+  if (ABSL_PREDICT_FALSE(++c->removed == filled)) ChunkEmptied(slot, c);
+}
+
+ScheduledTaskHeap::Chunk* ScheduledTaskHeap::StartChunk(int slot, Chunk* tail) {
+  Chunk* fresh = NewChunk();
+  fresh->prev = tail;
+  fresh->next = nullptr;
+  fresh->removed = 0;
+  if (tail != nullptr) {
+    tail->next = fresh;
+  } else {
+    wheel_->bits[slot >> 6] |= uint64_t{1} << (slot & 63);
+  }
+  return fresh;
+}
+
+void ScheduledTaskHeap::ChunkEmptied(int slot, Chunk* c) {
+  Bucket& b = wheel_->bucket[slot];
+  DropChunk(b, c);
+  if (b.tail() == nullptr) {
     wheel_->bits[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
     if (slot == earliest_) earliest_ = wheel_count_ == 0 ? -1 : FindNonEmpty(slot);
   }
+  if (wheel_count_ == 0) ReleaseSlabs();
+}
+
+void ScheduledTaskHeap::DropChunk(Bucket& b, Chunk* c) {
+  if (c == b.tail()) {
+    b.Set(c->prev, c->prev != nullptr ? kChunkEntries : 0);  // an older chunk is full
+  } else {
+    c->next->prev = c->prev;
+  }
+  if (c->prev != nullptr) c->prev->next = c->next;
+  free_chunks_.push_back(c);  // capacity reserved: no alloc
+}
+
+ScheduledTaskHeap::Chunk* ScheduledTaskHeap::NewChunk() {
+  if (!free_chunks_.empty()) {
+    Chunk* c = free_chunks_.back();
+    free_chunks_.pop_back();
+    return c;
+  }
+  if (fresh_ == fresh_end_) {
+    // Throws std::bad_alloc as operator new does (the timer is not queued then). Both
+    // arrays grow geometrically: a slab is amortized O(1).
+    const size_t chunks = (slabs_.size() + 1) * kChunksPerSlab;
+    if (free_chunks_.capacity() < chunks) {
+      free_chunks_.reserve(std::max(chunks, 2 * free_chunks_.capacity()));
+    }
+    std::unique_ptr<Chunk[]> slab(new Chunk[kChunksPerSlab]);
+    slabs_.push_back(std::move(slab));
+    fresh_ = slabs_.back().get();
+    fresh_end_ = fresh_ + kChunksPerSlab;
+  }
+  return fresh_++;
+}
+
+void ScheduledTaskHeap::ReleaseSlabs() {
+  // Every chunk is free: start again from the first slab's.
+  slabs_.resize(1);
+  if (free_chunks_.capacity() > kChunksPerSlab) {
+    std::vector<Chunk*>().swap(free_chunks_);
+    free_chunks_.reserve(kChunksPerSlab);
+  }
+  free_chunks_.clear();
+  fresh_ = slabs_.front().get();
+  fresh_end_ = fresh_ + kChunksPerSlab;
 }
 
 int ScheduledTaskHeap::FindNonEmpty(int slot) const {
@@ -229,18 +312,27 @@ void ScheduledTaskHeap::Settle() {
 void ScheduledTaskHeap::MigrateEarliest() {
   const int slot = earliest_;
   const int64_t start = EarliestBucketStart();
-  ScheduledTask* t = std::exchange(wheel_->head[slot], nullptr);
-  wheel_->bits[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
-  while (t != nullptr) {
-    ScheduledTask* next = t->wheel_next;
-    ClearWheelLinks(t);
-    --wheel_count_;
-    HeapPush(t);
-    t = next;
+  Bucket& b = wheel_->bucket[slot];
+  uint32_t n = b.used();
+  Chunk* c = b.tail();
+  b.Set(nullptr, 0);
+  for (; c != nullptr; n = kChunkEntries) {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (ScheduledTask* t = c->entry[i]) {
+        ClearWheelLinks(t);
+        --wheel_count_;
+        HeapPush(t);
+      }
+    }
+    Chunk* const prev = c->prev;
+    free_chunks_.push_back(c);  // capacity reserved: no alloc
+    c = prev;
   }
+  wheel_->bits[slot >> 6] &= ~(uint64_t{1} << (slot & 63));
   base_ = start + kBucketNanos;
   origin_ = (slot + 1) & kSlotMask;
   earliest_ = wheel_count_ == 0 ? -1 : FindNonEmpty(origin_);
+  if (wheel_count_ == 0) ReleaseSlabs();
 }
 
 }  // namespace internal

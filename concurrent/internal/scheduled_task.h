@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "gyre/concurrent/internal/future_core.h"
 #include "gyre/concurrent/internal/timer_arena.h"
@@ -78,17 +79,16 @@ class ScheduledTask {
   }
 
   // Loop-confined queue bookkeeping (ScheduledTaskHeap): the tie-break sequence number,
-  // the links of a wheel bucket, and `heap_index` below.
+  // the entry of a wheel bucket's chunk that holds this timer, and `heap_index` below.
   uint64_t seq = 0;
   union {
-    ScheduledTask* wheel_prev = nullptr;
+    ScheduledTask** wheel_entry = nullptr;
     // The link of the executor's lock-free stack of timers scheduled from other threads:
     // written by the pushing thread before its release CAS, read (and cleared) by the
     // loop after its acquire exchange, before the timer enters the queue. It shares its
-    // word with wheel_prev, which is only used once the timer is in the queue.
+    // word with wheel_entry, which is only used once the timer is in the queue.
     ScheduledTask* incoming_next;
   };
-  ScheduledTask* wheel_next = nullptr;
   // The link of the stack of timers cancelled from other threads (as incoming_next; a
   // timer may be on it while it still sits in the queue).
   ScheduledTask* cancelled_next = nullptr;
@@ -263,9 +263,16 @@ class ScheduledTaskRef {
 //
 // The wheel has kWheelSlots buckets of kBucketNanos each, covering [base, base + span)
 // with base aligned to a bucket. A timer whose deadline falls in that window goes to its
-// bucket (an intrusive list, unordered); an earlier one moves the window back to its
-// bucket when the wheel's latest timer stays inside; any other (and any while the wheel
-// is empty and the timer would be the earliest) goes to the heap. The invariant: the
+// bucket; an earlier one moves the window back to its bucket when the wheel's latest
+// timer stays inside; any other (and any while the wheel is empty and the timer would be
+// the earliest) goes to the heap. A bucket is an unordered list of chunks of one cache
+// line each, holding kChunkEntries timers: a timer knows its entry, so removing it nulls
+// that entry and touches no other timer's memory (an intrusive list would write into a
+// neighbour timer on every removal, a cache miss each with many timers alive); a chunk
+// whose timers are all gone leaves the list. Chunks come from 16 KiB slabs the queue
+// keeps; all but the first are released whenever the wheel empties. (Between those
+// times the chunks held follow the most timers the wheel held, at 64 bytes per 5.)
+// The invariant: the
 // heap's earliest deadline is before the start of the earliest non-empty bucket, and
 // the heap is not empty while the wheel is not. Whenever a change breaks it, the
 // earliest bucket moves into the heap (each timer keeps its sequence number, so equal
@@ -281,6 +288,9 @@ class ScheduledTaskHeap {
   static constexpr int64_t kBucketNanos = int64_t{1} << kBucketShift;
   static constexpr int kWheelSlots = 4096;  // a 17.2 s window
   static constexpr int64_t kWheelSpanNanos = kBucketNanos * kWheelSlots;
+  // A bucket chunk: two links, a count and this many entries in 64 bytes.
+  static constexpr int kChunkEntries = 5;
+  static constexpr int kChunksPerSlab = 256;  // 16 KiB
 
   ScheduledTaskHeap() = default;
   ScheduledTaskHeap(const ScheduledTaskHeap&) = delete;
@@ -311,6 +321,8 @@ class ScheduledTaskHeap {
   // How many of size() wait in the wheel (for tests and statistics), and in the heap.
   size_t wheel_size() const { return wheel_count_; }
   size_t heap_size() const { return heap_.size(); }
+  // The slabs of bucket chunks held (for tests: released when the wheel empties).
+  size_t wheel_slabs() const { return slabs_.size(); }
   // True when `task` sits in this queue's binary heap (not in its wheel, not elsewhere).
   bool InHeap(const ScheduledTask* task) const {
     const int32_t i = task->heap_index;
@@ -337,6 +349,43 @@ class ScheduledTaskHeap {
   }
 
   // The wheel.
+  struct alignas(64) Chunk {
+    Chunk* prev;  // the bucket's older chunk
+    Chunk* next;  // the bucket's newer chunk
+    uint32_t removed;  // entries filled and since removed (null)
+    ScheduledTask* entry[kChunkEntries];
+  };
+  static_assert(sizeof(Chunk) == 64, "a chunk is one cache line");
+  // A bucket: its newest chunk (the list goes on by prev) and how many of that chunk's
+  // entries are filled (the older chunks' are all), in one word (a chunk's address has
+  // six zero bits), so the bucket array is as small as a list head per bucket. The count
+  // lives here, not in the chunk, so an insert's only read of memory it does not own is
+  // this word: the chunk's line is only written.
+  class Bucket {
+   public:
+    Chunk* tail() const { return reinterpret_cast<Chunk*>(word_ & ~kUsedMask); }
+    uint32_t used() const { return static_cast<uint32_t>(word_ & kUsedMask); }
+    void Set(Chunk* tail, uint32_t used) { word_ = reinterpret_cast<uintptr_t>(tail) | used; }
+
+   private:
+    static constexpr uintptr_t kUsedMask = alignof(Chunk) - 1;
+    uintptr_t word_ = 0;
+  };
+  static_assert(kChunkEntries < alignof(Chunk), "the count fits beside the address");
+  static Chunk* ChunkOf(ScheduledTask** entry) {
+    return reinterpret_cast<Chunk*>(reinterpret_cast<uintptr_t>(entry) &
+                                    ~uintptr_t{alignof(Chunk) - 1});
+  }
+  Chunk* NewChunk();
+  // The slow paths of WheelInsert and WheelUnlink, out of line so that the fast paths
+  // save no registers: a new chunk for `slot`'s bucket after `tail` (its words to be set
+  // by the caller), and the removal of `c`, whose timers are all gone.
+  ABSL_ATTRIBUTE_NOINLINE Chunk* StartChunk(int slot, Chunk* tail);
+  ABSL_ATTRIBUTE_NOINLINE void ChunkEmptied(int slot, Chunk* c);
+  // Frees the slabs but the first (the wheel is empty: every chunk is free).
+  void ReleaseSlabs();
+  // Takes `c` out of bucket `b`'s list and frees it.
+  void DropChunk(Bucket& b, Chunk* c);
   bool WheelInsert(ScheduledTask* t);
   void WheelUnlink(ScheduledTask* t);
   // The first non-empty slot at or after `slot` (cyclically), or -1.
@@ -352,10 +401,16 @@ class ScheduledTaskHeap {
   std::vector<Entry> heap_;
   uint64_t next_seq_ = 0;
   struct Wheel {
-    ScheduledTask* head[kWheelSlots] = {};
-    uint64_t bits[kWheelSlots / 64] = {};
+    Bucket bucket[kWheelSlots];
+    uint64_t bits[kWheelSlots / 64] = {};  // bucket[slot].tail() != nullptr
   };
   std::unique_ptr<Wheel> wheel_;  // made on first use
+  std::vector<std::unique_ptr<Chunk[]>> slabs_;
+  // The free chunks, by address: taking one reads this array, not the chunk's memory.
+  // Its capacity covers every chunk of slabs_, so freeing never allocates.
+  std::vector<Chunk*> free_chunks_;
+  Chunk* fresh_ = nullptr;  // the newest slab's never used chunks: [fresh_, fresh_end_)
+  Chunk* fresh_end_ = nullptr;
   size_t wheel_count_ = 0;
   int64_t base_ = 0;  // the start of slot origin_'s bucket
   int origin_ = 0;
