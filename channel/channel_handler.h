@@ -51,6 +51,13 @@ class ChannelHandler {
   virtual uint32_t mask() const { return kBoth; }
   // True if one instance may be added to several pipelines.
   virtual bool IsSharable() const { return false; }
+  // True if this handler's Write takes the void promise as it is (VoidPromise() in
+  // channel_future.h): it then neither reads it nor adds listeners to it, and reports a
+  // failure with ctx.channel().FailWrite(promise, cause) or passes the promise on. A
+  // handler that returns false (the default) receives a real promise in its place,
+  // whose failure reaches ExceptionCaught as the void one's would. Asked once, when the
+  // handler is added.
+  virtual bool AcceptsVoidPromise() const { return false; }
 
   // Called on the context's executor once the handler is in the pipeline (for a
   // pipeline of a channel not yet registered: once it is registered), and once after it

@@ -23,6 +23,7 @@ ChannelHandlerContext::ChannelHandlerContext(ChannelPipeline* pipeline, std::str
       handler_(std::move(handler)),
       executor_(executor),
       mask_(mask),
+      accepts_void_(handler_->AcceptsVoidPromise()),
       loop_affinity_(executor) {}
 
 Channel& ChannelHandlerContext::channel() const { return pipeline_->channel(); }
@@ -309,29 +310,29 @@ ChannelPromise ChannelHandlerContext::PromiseInPlaceOfVoid() const {
   return p;
 }
 
-// A void promise goes on only to the transport (the head's handler hands it over); any
-// other handler gets a real one, whose failure reaches ExceptionCaught as the void one's
-// would.
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::UnvoidUnlessHead(
+// A void promise goes on only to a handler that takes it (the head's, which hands it to
+// the transport, and those whose AcceptsVoidPromise() says so); any other gets a real
+// one, whose failure reaches ExceptionCaught as the void one's would.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::UnvoidUnlessAccepted(
     ChannelPromise& promise) const {
-  if (ABSL_PREDICT_FALSE(!promise.valid()) && this != pipeline_->head_) {
+  if (ABSL_PREDICT_FALSE(!promise.valid()) && !accepts_void_) {
     promise = PromiseInPlaceOfVoid();
   }
 }
 
 void ChannelHandlerContext::InvokeWrite(Message msg, ChannelPromise promise) {
   if (RunsOnThisThread()) return WriteHere(std::move(msg), std::move(promise));
-  UnvoidUnlessHead(promise);
+  UnvoidUnlessAccepted(promise);
   RunOrPost(
       [this, m = std::move(msg), promise]() mutable { WriteHere(std::move(m), std::move(promise)); },
       [this, promise](const absl::Status& s) mutable {
-        pipeline_->channel().FailWrite(promise, s);  // void (for the head): reported
+        pipeline_->channel().FailWrite(promise, s);  // void (a handler that takes it): reported
       });
 }
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void ChannelHandlerContext::WriteHere(Message&& msg,
                                                                       ChannelPromise&& promise) {
   if (ABSL_PREDICT_FALSE(IsRemoved())) return Write(std::move(msg), std::move(promise));
-  UnvoidUnlessHead(promise);
+  UnvoidUnlessAccepted(promise);
   CallOutbound(&ChannelHandler::Write, promise, std::move(msg));
 }
 void ChannelHandlerContext::InvokeFlush() {

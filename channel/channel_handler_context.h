@@ -95,6 +95,12 @@ class ChannelHandlerContext {
   // The void promise, for a write whose outcome the caller does not want (see
   // VoidPromise() in channel_future.h).
   ChannelPromise VoidPromise() const { return gyre::VoidPromise(); }
+  // Netty's unvoid(): `promise` itself when it is a real one; for the void promise, a
+  // real one whose failure fires ExceptionCaught as the void one's would. For a handler
+  // that takes void promises (ChannelHandler::AcceptsVoidPromise) and must listen.
+  ChannelPromise Unvoid(ChannelPromise promise) const {
+    return promise.valid() ? promise : PromiseInPlaceOfVoid();
+  }
 
  private:
   friend class ChannelPipeline;
@@ -141,8 +147,8 @@ class ChannelHandlerContext {
   // What a handler other than the head receives instead of a void promise: a promise
   // that fires ExceptionCaught on the pipeline if the write fails.
   ChannelPromise PromiseInPlaceOfVoid() const;
-  // Replaces a void `promise` with PromiseInPlaceOfVoid() unless this is the head.
-  inline void UnvoidUnlessHead(ChannelPromise& promise) const;
+  // Replaces a void `promise` with PromiseInPlaceOfVoid() unless the handler takes it.
+  inline void UnvoidUnlessAccepted(ChannelPromise& promise) const;
   // HandlerAdded (once, unless removed first) / HandlerRemoved (only after an add).
   void InvokeHandlerAdded();
   void InvokeHandlerRemoved();
@@ -199,6 +205,7 @@ class ChannelHandlerContext {
   const std::shared_ptr<ChannelHandler> handler_;
   EventExecutor* const executor_;  // null: the channel's event loop
   const uint32_t mask_;
+  const bool accepts_void_;  // handler_->AcceptsVoidPromise()
   // Links, written under the pipeline's mutex and read lock-free while events flow.
   // Release stores / acquire loads: a reader that sees a new context sees it built.
   std::atomic<ChannelHandlerContext*> next_{nullptr};

@@ -25,6 +25,9 @@ class ChannelPipeline::HeadHandler final : public ChannelDuplexHandler {
   HeadHandler(ChannelPipeline* pipeline, Channel* channel)
       : pipeline_(pipeline), channel_(channel) {}
 
+  // The transport takes writes with the void promise.
+  bool AcceptsVoidPromise() const override { return true; }
+
   void Bind(ChannelHandlerContext&, const SocketAddress& local, ChannelPromise p) override {
     channel_->unsafe().Bind(local, std::move(p));
   }

@@ -318,6 +318,57 @@ TEST(PipelineTest, VoidPromiseWritesGoThroughAndTheirFailuresReachExceptionCaugh
   closed->Finish();
 }
 
+// A handler whose AcceptsVoidPromise() says so gets the void promise as it is (and can
+// pass it on, or report a failure with FailWrite, or Unvoid it to listen); any other
+// gets a real one.
+class NotesPromises : public ChannelOutboundHandler {
+ public:
+  explicit NotesPromises(bool accepts) : accepts_(accepts) {}
+  bool AcceptsVoidPromise() const override { return accepts_; }
+  void Write(ChannelHandlerContext& ctx, Message msg, ChannelPromise p) override {
+    got_void.push_back(!p.valid());
+    if (msg.Get<std::string>() != nullptr && *msg.Get<std::string>() == "fail") {
+      ctx.channel().FailWrite(p, absl::DataLossError("refused"));
+      return;
+    }
+    if (msg.Get<std::string>() != nullptr && *msg.Get<std::string>() == "unvoid") {
+      p = ctx.Unvoid(std::move(p));
+      unvoided_real = p.valid();
+      p.TryFailure(absl::AbortedError("unvoided"));
+      return;
+    }
+    ctx.Write(std::move(msg), std::move(p));
+  }
+  std::vector<bool> got_void;
+  bool unvoided_real = false;
+
+ private:
+  const bool accepts_;
+};
+
+TEST(PipelineTest, AHandlerThatAcceptsTheVoidPromiseGetsItAsItIs) {
+  auto takes = std::make_shared<NotesPromises>(true);
+  auto refuses = std::make_shared<NotesPromises>(false);
+  // Outbound order: takes, then refuses, then the transport.
+  auto ch = EmbeddedChannel::Create({refuses, takes});
+  ch->WriteAndFlush(std::string("x"), VoidPromise());
+  EXPECT_EQ(takes->got_void, std::vector<bool>{true});
+  EXPECT_EQ(refuses->got_void, std::vector<bool>{false});  // in place of the void one
+  EXPECT_EQ(ch->ReadOutbound<std::string>(), "x");
+  ch->WriteAndFlush(std::string("y"));  // a real promise stays real
+  EXPECT_EQ(takes->got_void.back(), false);
+  EXPECT_EQ(ch->ReadOutbound<std::string>(), "y");
+  EXPECT_TRUE(ch->CheckException().ok());
+  // Its failure, reported with FailWrite, reaches ExceptionCaught.
+  ch->WriteAndFlush(std::string("fail"), VoidPromise());
+  EXPECT_EQ(ch->CheckException().code(), absl::StatusCode::kDataLoss);
+  // Unvoid: a real promise whose failure reaches ExceptionCaught too.
+  ch->WriteAndFlush(std::string("unvoid"), VoidPromise());
+  EXPECT_TRUE(takes->unvoided_real);
+  EXPECT_EQ(ch->CheckException().code(), absl::StatusCode::kAborted);
+  ch->Finish();
+}
+
 // Other operations accept the void promise too (their outcome unobserved).
 TEST(PipelineTest, VoidPromiseOnOtherOperationsIsHarmless) {
   auto ch = EmbeddedChannel::Create();

@@ -37,8 +37,10 @@ Persistence DecidePersistence(bool request_keep_alive, bool http10, const HttpRe
   return p;
 }
 
-// Closes the channel once the write of `promise` completes (whatever its outcome).
+// Closes the channel once the write of `promise` completes (whatever its outcome); the
+// void promise becomes a real one for it.
 void CloseAfterWrite(ChannelHandlerContext& ctx, ChannelPromise& promise) {
+  promise = ctx.Unvoid(std::move(promise));
   promise.AddListener(
       [ch = ctx.channel().shared_from_this()](const ChannelFuture&) { ch->Close(); });
 }
@@ -251,13 +253,19 @@ void HttpServerCodec::WriteBatch(ChannelHandlerContext& ctx) {
     return;
   }
   ChannelFuture written = ctx.Write(std::move(batch));
-  written.AddListener([promises = std::move(batch_promises_)](const ChannelFuture& f) mutable {
+  written.AddListener([promises = std::move(batch_promises_),
+                       channel = ctx.channel().weak_from_this()](const ChannelFuture& f) mutable {
     for (ChannelPromise& p : promises) {
       if (f.IsSuccess()) {
         p.TrySuccessAndReset();
-      } else {
-        p.TryFailure(f.IsCancelled() ? absl::CancelledError("the batched write was cancelled")
-                                     : f.Cause());
+        continue;
+      }
+      absl::Status cause =
+          f.IsCancelled() ? absl::CancelledError("the batched write was cancelled") : f.Cause();
+      if (p.valid()) {
+        p.TryFailure(std::move(cause));
+      } else if (std::shared_ptr<Channel> ch = channel.lock()) {
+        ch->FailWrite(p, std::move(cause));  // the void promise: ExceptionCaught
       }
     }
   });
@@ -293,7 +301,8 @@ void HttpServerCodec::Write(ChannelHandlerContext& ctx, Message msg, ChannelProm
   }
   if (const SharedHttpResponse* shared = msg.Get<SharedHttpResponse>()) {
     if (*shared == nullptr) {
-      promise.TryFailure(absl::InvalidArgumentError("a null SharedHttpResponse was written"));
+      ctx.channel().FailWrite(promise,
+                              absl::InvalidArgumentError("a null SharedHttpResponse was written"));
       return;
     }
     WriteResponse(ctx, **shared, shared, std::move(promise));
@@ -311,18 +320,18 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
                                     const SharedHttpResponse* shared, ChannelPromise promise) {
   const int status = resp.status();
   if (status < 100 || status > 999) {
-    promise.TryFailure(absl::InvalidArgumentError(
+    ctx.channel().FailWrite(promise, absl::InvalidArgumentError(
         absl::StrCat("HttpResponse status ", status, " is not a three-digit code")));
     return;
   }
   if (!resp.headers_valid()) {
-    promise.TryFailure(absl::InvalidArgumentError(
+    ctx.channel().FailWrite(promise, absl::InvalidArgumentError(
         "HttpResponse has a header that may not be sent (a field name that is not a token, "
         "or a control character in a value)"));
     return;
   }
   if (in_chunked_response_) {
-    promise.TryFailure(absl::FailedPreconditionError(
+    ctx.channel().FailWrite(promise, absl::FailedPreconditionError(
         "HttpResponse written before the chunked response in progress ended"));
     return;
   }
@@ -374,7 +383,7 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
     absl::Status room = batch_ ? batch_.EnsureWritable(size)
                                : (own = alloc_->Buffer(std::max(size, kBatchCapacity))).status();
     if (!room.ok()) {
-      promise.TryFailure(room);
+      ctx.channel().FailWrite(promise, room);
       return;
     }
     if (!batch_) batch_ = *std::move(own);
@@ -382,7 +391,7 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
     WriteBatch(ctx);
     own = alloc_->Buffer(size);
     if (!own.ok()) {
-      promise.TryFailure(own.status());
+      ctx.channel().FailWrite(promise, own.status());
       return;
     }
   }
@@ -415,7 +424,8 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
   const size_t written = out.written();
   if (!out.Finish()) {
     in_chunked_response_ = false;
-    promise.TryFailure(absl::InternalError("HttpServerCodec: response larger than sized"));
+    ctx.channel().FailWrite(promise,
+                            absl::InternalError("HttpServerCodec: response larger than sized"));
     return;
   }
   if (cacheable && !hit) {
@@ -435,6 +445,10 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
   }
   if (batch) {
     batch_promises_.push_back(std::move(promise));
+    // A void promise goes first (see batch_promises_).
+    if (!batch_promises_.back().valid() && batch_promises_.front().valid()) {
+      std::swap(batch_promises_.front(), batch_promises_.back());
+    }
   } else {
     ctx.Write(*std::move(own), std::move(promise));
   }
@@ -444,7 +458,7 @@ void HttpServerCodec::WriteResponse(ChannelHandlerContext& ctx, const HttpRespon
 void HttpServerCodec::WriteChunk(ChannelHandlerContext& ctx, HttpChunk& chunk,
                                  ChannelPromise promise) {
   if (!in_chunked_response_) {
-    promise.TryFailure(absl::FailedPreconditionError(
+    ctx.channel().FailWrite(promise, absl::FailedPreconditionError(
         "HttpChunk written without a chunked HttpResponse in progress"));
     return;
   }
@@ -455,14 +469,15 @@ void HttpServerCodec::WriteChunk(ChannelHandlerContext& ctx, HttpChunk& chunk,
   const size_t size = send ? size_hex.size() + 4 + chunk.data.size() + kLastChunk.size() : 0;
   absl::StatusOr<ByteBuf> buf = alloc_->Buffer(size);
   if (!buf.ok()) {
-    promise.TryFailure(buf.status());
+    ctx.channel().FailWrite(promise, buf.status());
     return;
   }
   Appender out(*buf);
   if (send && !chunk.data.empty()) out << size_hex << kCrlf << chunk.data << kCrlf;
   if (send && chunk.last) out << kLastChunk;
   if (!out.Finish()) {
-    promise.TryFailure(absl::InternalError("HttpServerCodec: chunk larger than sized"));
+    ctx.channel().FailWrite(promise,
+                            absl::InternalError("HttpServerCodec: chunk larger than sized"));
     return;
   }
   if (chunk.last && close_after_chunks_) CloseAfterWrite(ctx, promise);

@@ -35,7 +35,9 @@
 // is the application's part (as with Netty). A response whose headers are invalid (see
 // HttpResponse::AddHeader), a status outside 100..999, or an HttpChunk outside a chunked
 // response fails its write's promise with InvalidArgument / FailedPrecondition and
-// writes nothing. Other messages (a ByteBuf, ...) pass through untouched.
+// writes nothing. Other messages (a ByteBuf, ...) pass through untouched. Writes may
+// use the void promise (it takes it as it is: AcceptsVoidPromise); their failures reach
+// ExceptionCaught.
 //
 // Thread safety: loop-confined, one per channel (not sharable).
 // Ownership: the allocator (if given) must outlive the codec.
@@ -86,6 +88,7 @@ class HttpServerCodec final : public ByteToMessageDecoder {
   uint32_t mask() const override { return kBoth; }
   void ChannelRead(ChannelHandlerContext& ctx, Message msg) override;
   void Write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
+  bool AcceptsVoidPromise() const override { return true; }
   void Flush(ChannelHandlerContext& ctx) override;
   void Disconnect(ChannelHandlerContext& ctx, ChannelPromise promise) override;
   void Close(ChannelHandlerContext& ctx, ChannelPromise promise) override;
@@ -139,6 +142,9 @@ class HttpServerCodec final : public ByteToMessageDecoder {
   bool encoded_for_head_ = false;
   absl::string_view encoded_connection_;  // the Connection line added to it, if any
   std::string encoded_;
+  // The promises of the batched responses. When any of them is the void promise, the
+  // first one is (WriteResponse keeps it so): the batch's write then reports a failure
+  // to ExceptionCaught once.
   std::vector<ChannelPromise> batch_promises_;
 };
 
@@ -157,6 +163,7 @@ class HttpServerKeepAliveHandler final : public ChannelDuplexHandler {
  public:
   void ChannelRead(ChannelHandlerContext& ctx, Message msg) override;
   void Write(ChannelHandlerContext& ctx, Message msg, ChannelPromise promise) override;
+  bool AcceptsVoidPromise() const override { return true; }
 
  private:
   struct Pending {

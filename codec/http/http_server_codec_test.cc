@@ -37,6 +37,10 @@ class Responder final : public ChannelInboundHandler {
       held.push_back(std::move(*req));
       return;
     }
+    if (void_every > 0 && requests % void_every == 0) {
+      ctx.Write(Answer(*req), ctx.VoidPromise());
+      return;
+    }
     ChannelFuture written = flush_each ? ctx.WriteAndFlush(Answer(*req)) : ctx.Write(Answer(*req));
     if (keep_futures || keep_nth == requests) futures.push_back(written);
   }
@@ -54,6 +58,7 @@ class Responder final : public ChannelInboundHandler {
   bool flush_each = false;    // WriteAndFlush each answer (else Write; flushed at ReadComplete)
   bool keep_futures = false;  // keep each write's future in `futures`
   int keep_nth = 0;           // keep only the future of the n-th request (from 1)
+  int void_every = 0;         // write every n-th answer with the void promise
   std::vector<ChannelFuture> futures;
   int requests = 0;
   std::vector<HttpRequest> held;
@@ -154,6 +159,64 @@ TEST(HttpServerCodecTest, AKeptFutureInABatchOfDroppedOnesCompletes) {
   EXPECT_THAT(OutboundStrings(*f.ch), ::testing::ElementsAre(answers));  // one write
   ASSERT_EQ(f.responder->futures.size(), 1u);
   EXPECT_TRUE(f.responder->futures[0].IsSuccess());
+}
+
+// Answers written with the void promise are batched and written as the others are.
+TEST(HttpServerCodecTest, VoidPromiseAnswersGoDownInTheBatch) {
+  Fixture f;
+  f.responder->void_every = 1;
+  std::string pipelined;
+  std::string answers;
+  for (int i = 1; i <= 3; ++i) {
+    absl::StrAppend(&pipelined, "GET /", i, " HTTP/1.1\r\nHost: a\r\n\r\n");
+    answers += Expected200(absl::StrCat("GET /", i));
+  }
+  f.ch->WriteInbound(Buf(pipelined));
+  EXPECT_THAT(OutboundStrings(*f.ch), ::testing::ElementsAre(answers));  // one write
+  EXPECT_TRUE(f.ch->CheckException().ok());
+  EXPECT_TRUE(f.ch->IsOpen());
+}
+
+// Fails every write (after the codec) with Unavailable.
+class FailsWrites final : public ChannelOutboundHandler {
+ public:
+  void Write(ChannelHandlerContext&, Message, ChannelPromise p) override {
+    p.TryFailure(absl::UnavailableError("write failed"));
+  }
+};
+
+// A batch's failed write reaches its void writers through ExceptionCaught and its
+// other writers through their futures: with void writes only (the batch goes down with
+// the void promise), and mixed with a kept future (the batch's own promise reports).
+TEST(HttpServerCodecTest, AFailedBatchReachesVoidAndObservedWriters) {
+  for (bool mixed : {false, true}) {
+    auto responder = std::make_shared<Responder>();
+    responder->void_every = mixed ? 2 : 1;
+    responder->keep_futures = true;
+    auto ch = EmbeddedChannel::Create(
+        {std::make_shared<FailsWrites>(), std::make_shared<HttpServerCodec>(), responder});
+    ch->WriteInbound(Buf("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n"));
+    ch->RunPendingTasks();
+    EXPECT_EQ(ch->CheckException().code(), absl::StatusCode::kUnavailable) << mixed;
+    ASSERT_EQ(responder->futures.size(), mixed ? 1u : 0u);
+    for (const ChannelFuture& w : responder->futures) {
+      ASSERT_TRUE(w.IsDone());
+      EXPECT_EQ(w.Cause().code(), absl::StatusCode::kUnavailable);
+    }
+    EXPECT_EQ(ch->OutboundCount(), 0u);
+    ch->Finish();
+  }
+}
+
+// A response the codec cannot encode, written with the void promise, is reported to
+// ExceptionCaught.
+TEST(HttpServerCodecTest, AnInvalidResponseWithTheVoidPromiseReachesExceptionCaught) {
+  Fixture f;
+  f.HoldRequests("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+  f.ch->pipeline().WriteAndFlush(HttpResponse(42), VoidPromise());
+  f.ch->RunPendingTasks();
+  EXPECT_EQ(f.ch->CheckException().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.Out(), "");
 }
 
 // A flush inside the read sends what was batched before it, in order.

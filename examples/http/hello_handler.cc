@@ -72,7 +72,8 @@ void HelloHandler::ChannelRead(ChannelHandlerContext& ctx, Message msg) {
   const bool known = path == "/plaintext" || path == "/";
   const bool get = req->method() == "GET" || req->method() == "HEAD";
   const Prototypes& p = CurrentPrototypes();
-  ctx.Write(!known ? p.not_found : get ? p.ok : p.not_allowed);
+  // The void promise: nothing here waits for the write (a failure reaches ExceptionCaught).
+  ctx.Write(!known ? p.not_found : get ? p.ok : p.not_allowed, ctx.VoidPromise());
 }
 
 void HelloHandler::ChannelReadComplete(ChannelHandlerContext& ctx) { ctx.Flush(); }
