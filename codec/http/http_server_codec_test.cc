@@ -69,6 +69,20 @@ std::string Expected200(absl::string_view body, absl::string_view extra_headers 
                       "Content-Length: ", body.size(), "\r\n\r\n", body);
 }
 
+// `n` pipelined GET requests (/1 .. /n) and the Responder's answers to them.
+struct Pipelined {
+  std::string requests;
+  std::string answers;
+};
+Pipelined PipelinedGets(int n) {
+  Pipelined p;
+  for (int i = 1; i <= n; ++i) {
+    absl::StrAppend(&p.requests, "GET /", i, " HTTP/1.1\r\nHost: a\r\n\r\n");
+    p.answers += Expected200(absl::StrCat("GET /", i));
+  }
+  return p;
+}
+
 // Where connection persistence is kept: nowhere, in HttpServerKeepAliveHandler, or in
 // the codec (HttpServerCodecOptions::keep_alive). The last two must behave the same.
 enum class KeepAlive { kNone, kHandler, kCodec };
@@ -149,14 +163,9 @@ TEST(HttpServerCodecTest, ResponsesToOneReadGoDownAsOneWrite) {
 TEST(HttpServerCodecTest, AKeptFutureInABatchOfDroppedOnesCompletes) {
   Fixture f;
   f.responder->keep_nth = 2;
-  std::string pipelined;
-  std::string answers;
-  for (int i = 1; i <= 3; ++i) {
-    absl::StrAppend(&pipelined, "GET /", i, " HTTP/1.1\r\nHost: a\r\n\r\n");
-    answers += Expected200(absl::StrCat("GET /", i));
-  }
-  f.ch->WriteInbound(Buf(pipelined));
-  EXPECT_THAT(OutboundStrings(*f.ch), ::testing::ElementsAre(answers));  // one write
+  const Pipelined gets = PipelinedGets(3);
+  f.ch->WriteInbound(Buf(gets.requests));
+  EXPECT_THAT(OutboundStrings(*f.ch), ::testing::ElementsAre(gets.answers));  // one write
   ASSERT_EQ(f.responder->futures.size(), 1u);
   EXPECT_TRUE(f.responder->futures[0].IsSuccess());
 }
@@ -165,14 +174,9 @@ TEST(HttpServerCodecTest, AKeptFutureInABatchOfDroppedOnesCompletes) {
 TEST(HttpServerCodecTest, VoidPromiseAnswersGoDownInTheBatch) {
   Fixture f;
   f.responder->void_every = 1;
-  std::string pipelined;
-  std::string answers;
-  for (int i = 1; i <= 3; ++i) {
-    absl::StrAppend(&pipelined, "GET /", i, " HTTP/1.1\r\nHost: a\r\n\r\n");
-    answers += Expected200(absl::StrCat("GET /", i));
-  }
-  f.ch->WriteInbound(Buf(pipelined));
-  EXPECT_THAT(OutboundStrings(*f.ch), ::testing::ElementsAre(answers));  // one write
+  const Pipelined gets = PipelinedGets(3);
+  f.ch->WriteInbound(Buf(gets.requests));
+  EXPECT_THAT(OutboundStrings(*f.ch), ::testing::ElementsAre(gets.answers));  // one write
   EXPECT_TRUE(f.ch->CheckException().ok());
   EXPECT_TRUE(f.ch->IsOpen());
 }
