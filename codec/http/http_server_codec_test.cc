@@ -443,6 +443,41 @@ TEST_P(HttpKeepAliveTest, AChunkedResponseClosesAfterItsLastChunk) {
   EXPECT_FALSE(f.ch->IsOpen());
 }
 
+// An answer written with the void promise to a request that closes the connection
+// still closes it once written: the close listens on a real promise in its place.
+TEST_P(HttpKeepAliveTest, AVoidPromiseAnswerStillClosesTheConnection) {
+  Fixture f({}, GetParam());
+  f.responder->void_every = 1;
+  f.ch->WriteInbound(Buf("GET /1 HTTP/1.1\r\nHost: a\r\n\r\n"
+                         "GET /2 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+                         "GET /3 HTTP/1.1\r\nHost: a\r\n\r\n"));
+  f.ch->RunPendingTasks();
+  EXPECT_EQ(f.Out(), absl::StrCat(Expected200("GET /1"),
+                                  Expected200("GET /2", "Connection: close\r\n")));
+  EXPECT_EQ(f.responder->requests, 2);
+  EXPECT_FALSE(f.ch->IsOpen());
+  EXPECT_EQ(f.ch->CheckException(), absl::OkStatus());
+}
+
+// The same for a chunked answer whose parts all go with the void promise: the channel
+// closes after the last chunk, not before.
+TEST_P(HttpKeepAliveTest, AChunkedVoidPromiseAnswerClosesAfterItsLastChunk) {
+  Fixture f({}, GetParam());
+  f.HoldRequests("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  HttpResponse resp(200);
+  resp.set_body("first");
+  resp.set_chunked(true, /*end_stream=*/false);
+  f.ch->pipeline().WriteAndFlush(std::move(resp), VoidPromise());
+  f.ch->RunPendingTasks();
+  EXPECT_TRUE(f.ch->IsOpen());
+  f.ch->pipeline().WriteAndFlush(HttpChunk{"", true}, VoidPromise());
+  f.ch->RunPendingTasks();
+  EXPECT_EQ(f.Out(), "HTTP/1.1 200 OK\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     "5\r\nfirst\r\n0\r\n\r\n");
+  EXPECT_FALSE(f.ch->IsOpen());
+  EXPECT_EQ(f.ch->CheckException(), absl::OkStatus());
+}
+
 // The same shared response answers requests that persist and one that does not: each
 // answer carries its own Connection field (the codec's encoding cache keys on it).
 TEST_P(HttpKeepAliveTest, ASharedResponseAnswersPersistentAndClosingRequests) {
