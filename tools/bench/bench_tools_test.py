@@ -186,9 +186,21 @@ def write_script(path, text):
     return path
 
 
+# Both stand-ins below append "<role> <cpus they may use>" to $GYRE_FAKE_AFFINITY_LOG
+# when it is set.
+LOG_AFFINITY = """
+import os
+def log_affinity(role):
+    log = os.environ.get("GYRE_FAKE_AFFINITY_LOG")
+    if log:
+        with open(log, "a") as f:
+            f.write(role + " " + ",".join(map(str, sorted(os.sched_getaffinity(0)))) + "\\n")
+"""
+
 # A stand-in echo server: --port=N, prints the "listening on" line, echoes every byte.
-FAKE_ECHO_SERVER = """
+FAKE_ECHO_SERVER = LOG_AFFINITY + """
 import socket, sys, threading
+log_affinity("server")
 port = int(next(a for a in sys.argv if a.startswith("--port=")).split("=", 1)[1])
 srv = socket.create_server(("127.0.0.1", port))
 print(f"listening on 127.0.0.1:{srv.getsockname()[1]}", flush=True)
@@ -205,8 +217,9 @@ while True:
 """
 
 # A stand-in for //benchmarks/load:echo_load: one echo of --size bytes, then a JSON line.
-FAKE_ECHO_LOAD = """
+FAKE_ECHO_LOAD = LOG_AFFINITY + """
 import json, socket, sys
+log_affinity("client")
 args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if "=" in a)
 size = int(args["size"])
 with socket.create_connection((args["host"], int(args["port"])), timeout=5) as s:
@@ -232,7 +245,7 @@ class NetPeersTest(unittest.TestCase):
         with open(out) as f:
             self.assertEqual(json.load(f)["benchmarks"], [])
 
-    def run_echo_with_peers_only(self, repetitions):
+    def run_echo_with_peers_only(self, repetitions, *extra):
         """net.py on the echo workload with only the netty and asio servers built (fakes)."""
         d = tempfile.mkdtemp(dir=TMP)
         bazel_bin = os.path.join(d, "bazel-bin")
@@ -243,10 +256,11 @@ class NetPeersTest(unittest.TestCase):
         out = os.path.join(d, "net.json")
         r = run("net.py", "--out", out, "--filter", "net/echo/", "--repetitions",
                 str(repetitions), "--duration", "1", "--bazel-bin", bazel_bin,
-                "--peers-build", peers)
+                "--peers-build", peers, *extra)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
-            return r, json.load(f)["benchmarks"]
+            self.last_context = json.load(f)
+        return r, self.last_context["benchmarks"]
 
     def test_peer_servers_run_beside_the_others_when_built(self):
         r, benchmarks = self.run_echo_with_peers_only(repetitions=1)
@@ -265,6 +279,38 @@ class NetPeersTest(unittest.TestCase):
                           ("net/echo/netty/4096", 1), ("net/echo/asio/4096", 1)])
         for b in benchmarks:
             self.assertGreaterEqual(b["cpu_us_per_op"], 0.0, b)
+
+    def test_pin_puts_server_and_client_on_two_cpus(self):
+        cpus = sorted(os.sched_getaffinity(0))
+        log = os.path.join(tempfile.mkdtemp(dir=TMP), "affinity.log")
+        os.environ["GYRE_FAKE_AFFINITY_LOG"] = log
+        try:
+            if len(cpus) < 2:
+                r = run("net.py", "--out", log + ".json", "--pin")
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("--pin needs two CPUs", r.stderr)
+                return
+            self.run_echo_with_peers_only(1, "--pin")
+        finally:
+            del os.environ["GYRE_FAKE_AFFINITY_LOG"]
+        with open(log) as f:
+            lines = sorted(set(f.read().split("\n")) - {""})
+        self.assertEqual(lines, [f"client {cpus[1]}", f"server {cpus[0]}"])
+        context = self.last_context["context"]
+        self.assertEqual((context["server_cpu"], context["client_cpu"]), (cpus[0], cpus[1]))
+
+    def test_without_pin_nothing_is_bound(self):
+        cpus = ",".join(map(str, sorted(os.sched_getaffinity(0))))
+        log = os.path.join(tempfile.mkdtemp(dir=TMP), "affinity.log")
+        os.environ["GYRE_FAKE_AFFINITY_LOG"] = log
+        try:
+            self.run_echo_with_peers_only(1)
+        finally:
+            del os.environ["GYRE_FAKE_AFFINITY_LOG"]
+        with open(log) as f:
+            lines = sorted(set(f.read().split("\n")) - {""})
+        self.assertEqual(lines, [f"client {cpus}", f"server {cpus}"])
+        self.assertNotIn("server_cpu", self.last_context["context"])
 
 
 def harness_line(peer, workload, **fields):

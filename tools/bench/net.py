@@ -2,7 +2,7 @@
 """Network benchmarks for ./dev bench: TCP echo and HTTP, gyre beside a raw epoll server.
 
 usage: net.py --out FILE [--repetitions N] [--duration SECONDS] [--filter REGEX]
-              [--bazel-bin DIR] [--peers-build DIR]
+              [--bazel-bin DIR] [--peers-build DIR] [--pin]
 
 Each workload starts a server binary on a free 127.0.0.1 port, waits until it accepts,
 drives it with a load client, and stops it. Results are written in Google Benchmark's
@@ -24,6 +24,11 @@ workload whose binaries are not built is skipped with a message, never silently.
 The servers of one workload take turns: repetition 1 of each, then repetition 2 of each,
 and so on, so that a change in the machine's load during the run (these machines are
 shared) falls on all of them alike rather than on whichever ran last.
+
+With --pin the server runs on one CPU and the load client on another (the first two CPUs
+this process may use), so that the scheduler never puts both on the same core or moves
+them between runs; the run's JSON context records the CPUs. A peer server on the JVM then
+shares its one CPU with its compiler and collector threads.
 
 The echo workload also runs the peer servers, net/echo/netty/<size> (Netty 4.1, NIO, one
 worker loop) and net/echo/asio/<size> (Boost.Asio, one thread), when
@@ -74,15 +79,32 @@ def wait_listening(port, proc, timeout=15.0):
     raise RuntimeError(f"server did not listen on port {port} within {timeout:.0f}s")
 
 
+def on_cpu(cpu):
+    """A preexec_fn that binds the child to `cpu`; None (no binding) when cpu is None."""
+    if cpu is None:
+        return None
+    return lambda: os.sched_setaffinity(0, {cpu})
+
+
+def pin_cpus():
+    """The (server, client) CPUs for --pin: the first two this process may run on."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit(f"net: --pin needs two CPUs; this process may use only {cpus}")
+    return cpus[0], cpus[1]
+
+
 class Server:
-    def __init__(self, argv):
+    def __init__(self, argv, cpu=None):
         self.port = free_port()
         self.argv = [a.replace("{port}", str(self.port)) for a in argv]
         self.log = tempfile.TemporaryFile()
         self.proc = None
+        self.cpu = cpu
 
     def __enter__(self):
-        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=self.log)
+        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=self.log,
+                                     preexec_fn=on_cpu(self.cpu))
         try:
             wait_listening(self.port, self.proc)
         except Exception:
@@ -173,9 +195,12 @@ def main():
     ap.add_argument("--bazel-bin", default="bazel-bin")
     ap.add_argument("--peers-build", default=os.path.join(ROOT, "bench-results", "peers-build"),
                     help="where tools/bench/peers/build.sh put the Netty and asio servers")
+    ap.add_argument("--pin", action="store_true",
+                    help="run the server on one CPU and the load client on another")
     args = ap.parse_args()
     if args.repetitions < 1 or args.duration < 1:
         raise SystemExit("net: --repetitions and --duration must be positive")
+    args.server_cpu, args.client_cpu = pin_cpus() if args.pin else (None, None)
     bb = args.bazel_bin
 
     def binary(rel, base=bb):
@@ -226,13 +251,16 @@ def main():
     for name, why in skipped:
         print(f"net: skipped {name}: {why}", file=sys.stderr)
     with open(args.out, "w") as f:
-        json.dump({"context": {"gyre_network": True}, "benchmarks": results}, f, indent=1)
+        context = {"gyre_network": True}
+        if args.pin:
+            context.update(server_cpu=args.server_cpu, client_cpu=args.client_cpu)
+        json.dump({"context": context, "benchmarks": results}, f, indent=1)
     return 0
 
 
 def run_one(args, kind, name, server, sargs, param, client, rep, results):
     """Runs repetition `rep` of one server under its load client; appends its entry."""
-    with Server([server] + sargs) as s:
+    with Server([server] + sargs, args.server_cpu) as s:
         if kind == "echo":
             cmd = [client, "--host=127.0.0.1", f"--port={s.port}", "--connections=64",
                    f"--size={param}", f"--duration={args.duration}s", "--json"]
@@ -249,7 +277,7 @@ def run_one(args, kind, name, server, sargs, param, client, rep, results):
             cmd.append(f"http://127.0.0.1:{s.port}/plaintext")
         cpu_before = s.cpu_seconds()
         r = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                           timeout=args.duration + 60)
+                           timeout=args.duration + 60, preexec_fn=on_cpu(args.client_cpu))
         cpu_after = s.cpu_seconds()
         if r.returncode != 0:
             raise SystemExit(f"net: {name}: load client failed ({r.returncode}):\n"
