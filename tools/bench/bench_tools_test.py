@@ -313,6 +313,34 @@ class NetPeersTest(unittest.TestCase):
         self.assertNotIn("server_cpu", self.last_context["context"])
 
 
+WRK_OUTPUT = """Running 10s test @ http://127.0.0.1:8080/plaintext
+  1 threads and 64 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   410.00us  120.00us   3.00ms   80.00%
+  Latency Distribution
+     50%  400.00us
+     75%  450.00us
+     90%  500.00us
+     99%    1.20ms
+  950000 requests in 10.00s, 120.00MB read
+Requests/sec:  95000.00
+"""
+
+
+class ParseWrkTest(unittest.TestCase):
+    def setUp(self):
+        sys.path.insert(0, HERE)
+        import net  # pylint: disable=import-outside-toplevel
+        self.net = net
+
+    def test_percentiles_of_a_plain_run(self):
+        self.assertEqual(self.net.parse_wrk(WRK_OUTPUT), (95000.0, 950000, 400.0, 1200.0))
+
+    def test_a_pipelined_run_reports_no_percentiles(self):
+        self.assertEqual(self.net.parse_wrk(WRK_OUTPUT, pipelined=True),
+                         (95000.0, 950000, None, None))
+
+
 def harness_line(peer, workload, **fields):
     line = {"peer": peer, "workload": workload, "ops": 1000, "median_s": 0.001,
             "real_time_ns": 1000.0, "rounds_s": [0.001] * 5, "tasks_per_s": 1e6}
