@@ -16,6 +16,14 @@
 //   W6  on the loop thread: a task that re-submits itself with Execute() 10,000,000
 //       times; tasks/s.
 //
+// And two floors, the costs that bound W4 and W5-schedule from below (see
+// docs/performance.md, "The gaps"), measured the same way so the rates compare:
+//
+//   Floor_W4_ThreeLockedRmw  three uncontended compare-and-swaps on a line this thread
+//       owns, each followed by a release store (W4's lock-unlock pairs: add the listener,
+//       complete, end the inline notification); ops/s.
+//   Floor_W5_ClockRead  the executor's ticker read once (a schedule's deadline); reads/s.
+//
 // Each workload runs 1 untimed round and 5 timed ones and reports the median round (as
 // the benchmark's manual time and as a rate counter), plus allocs_per_op: calls of
 // operator new per operation over all six rounds (//benchmarks/alloc).
@@ -40,6 +48,7 @@
 #include "gyre/concurrent/default_event_executor.h"
 #include "gyre/concurrent/promise.h"
 #include "gyre/concurrent/scheduled_future.h"
+#include "gyre/concurrent/ticker.h"
 
 namespace gyre {
 namespace {
@@ -298,6 +307,52 @@ void BM_W6_SelfSubmit(benchmark::State& state) {
   for (auto _ : state) Publish(state, MedianRound(round), n, "tasks_per_s", allocs);
 }
 
+// ---------------------------------------------------------------------------------
+// Floors.
+
+void BM_Floor_W4_ThreeLockedRmw(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  DefaultEventExecutor executor;
+  bench::AllocationCounter allocs;
+  std::atomic<uint32_t> word{0};
+  auto round = [&] {
+    double s = 0;
+    OnLoop(executor, [&] {
+      const Clock::time_point start = Clock::now();
+      for (int64_t i = 0; i < n; ++i) {
+        for (int k = 0; k < 3; ++k) {
+          uint32_t expected = 0;
+          word.compare_exchange_strong(expected, 1, std::memory_order_acquire,
+                                       std::memory_order_relaxed);
+          word.store(0, std::memory_order_release);
+        }
+      }
+      s = Seconds(start, Clock::now());
+    });
+    return s;
+  };
+  for (auto _ : state) Publish(state, MedianRound(round), n, "ops_per_s", allocs);
+}
+
+void BM_Floor_W5_ClockRead(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  DefaultEventExecutor executor;
+  bench::AllocationCounter allocs;
+  auto round = [&] {
+    double s = 0;
+    OnLoop(executor, [&] {
+      const Ticker* ticker = executor.ticker();
+      int64_t sum = 0;
+      const Clock::time_point start = Clock::now();
+      for (int64_t i = 0; i < n; ++i) sum += ticker->Nanos();
+      s = Seconds(start, Clock::now());
+      benchmark::DoNotOptimize(sum);
+    });
+    return s;
+  };
+  for (auto _ : state) Publish(state, MedianRound(round), n, "reads_per_s", allocs);
+}
+
 void Workload(benchmark::internal::Benchmark* b, int64_t n) {
   b->Arg(bench::SizeArg(n))->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
 }
@@ -308,6 +363,8 @@ BENCHMARK(BM_W3_PingPong)->Apply([](benchmark::internal::Benchmark* b) { Workloa
 BENCHMARK(BM_W4_PromiseListenComplete)->Apply([](benchmark::internal::Benchmark* b) { Workload(b, 10'000'000); });
 BENCHMARK(BM_W5_ScheduleThenCancel)->Apply([](benchmark::internal::Benchmark* b) { Workload(b, 1'000'000); });
 BENCHMARK(BM_W6_SelfSubmit)->Apply([](benchmark::internal::Benchmark* b) { Workload(b, 10'000'000); });
+BENCHMARK(BM_Floor_W4_ThreeLockedRmw)->Apply([](benchmark::internal::Benchmark* b) { Workload(b, 10'000'000); });
+BENCHMARK(BM_Floor_W5_ClockRead)->Apply([](benchmark::internal::Benchmark* b) { Workload(b, 10'000'000); });
 
 }  // namespace
 }  // namespace gyre
