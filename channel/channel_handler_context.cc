@@ -19,11 +19,11 @@ ChannelHandlerContext::ChannelHandlerContext(ChannelPipeline* pipeline, std::str
                                              std::shared_ptr<ChannelHandler> handler,
                                              EventExecutor* executor, uint32_t mask)
     : pipeline_(pipeline),
-      name_(std::move(name)),
       handler_(std::move(handler)),
       executor_(executor),
       mask_(mask),
       accepts_void_(handler_->AcceptsVoidPromise()),
+      name_(std::move(name)),
       loop_affinity_(executor) {}
 
 Channel& ChannelHandlerContext::channel() const { return pipeline_->channel(); }
