@@ -310,47 +310,41 @@ void BM_W6_SelfSubmit(benchmark::State& state) {
 // ---------------------------------------------------------------------------------
 // Floors.
 
-void BM_Floor_W4_ThreeLockedRmw(benchmark::State& state) {
+// Times state.range(0) calls of op(executor) on a started executor's thread, as the
+// workloads are timed.
+template <typename Op>
+void TimeOnLoop(benchmark::State& state, const char* rate_name, Op op) {
   const int64_t n = state.range(0);
   DefaultEventExecutor executor;
   bench::AllocationCounter allocs;
-  std::atomic<uint32_t> word{0};
   auto round = [&] {
     double s = 0;
     OnLoop(executor, [&] {
       const Clock::time_point start = Clock::now();
-      for (int64_t i = 0; i < n; ++i) {
-        for (int k = 0; k < 3; ++k) {
-          uint32_t expected = 0;
-          word.compare_exchange_strong(expected, 1, std::memory_order_acquire,
-                                       std::memory_order_relaxed);
-          word.store(0, std::memory_order_release);
-        }
-      }
+      for (int64_t i = 0; i < n; ++i) op(executor);
       s = Seconds(start, Clock::now());
     });
     return s;
   };
-  for (auto _ : state) Publish(state, MedianRound(round), n, "ops_per_s", allocs);
+  for (auto _ : state) Publish(state, MedianRound(round), n, rate_name, allocs);
+}
+
+void BM_Floor_W4_ThreeLockedRmw(benchmark::State& state) {
+  std::atomic<uint32_t> word{0};
+  TimeOnLoop(state, "ops_per_s", [&word](DefaultEventExecutor&) {
+    for (int k = 0; k < 3; ++k) {
+      uint32_t expected = 0;
+      word.compare_exchange_strong(expected, 1, std::memory_order_acquire,
+                                   std::memory_order_relaxed);
+      word.store(0, std::memory_order_release);
+    }
+  });
 }
 
 void BM_Floor_W5_ClockRead(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  DefaultEventExecutor executor;
-  bench::AllocationCounter allocs;
-  auto round = [&] {
-    double s = 0;
-    OnLoop(executor, [&] {
-      const Ticker* ticker = executor.ticker();
-      int64_t sum = 0;
-      const Clock::time_point start = Clock::now();
-      for (int64_t i = 0; i < n; ++i) sum += ticker->Nanos();
-      s = Seconds(start, Clock::now());
-      benchmark::DoNotOptimize(sum);
-    });
-    return s;
-  };
-  for (auto _ : state) Publish(state, MedianRound(round), n, "reads_per_s", allocs);
+  TimeOnLoop(state, "reads_per_s", [](DefaultEventExecutor& executor) {
+    benchmark::DoNotOptimize(executor.ticker()->Nanos());
+  });
 }
 
 void Workload(benchmark::internal::Benchmark* b, int64_t n) {
