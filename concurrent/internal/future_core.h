@@ -570,7 +570,14 @@ class FutureCore : public FutureCoreBase {
       if (waiters != nullptr) WakeWaiters(waiters);
       if (cancelled) OnCancelled();
       RunNotificationInline(this, [&] {
-        RunAll(taken);
+        // The common case, one small trivially copyable listener, runs here: no call.
+        if (ABSL_PREDICT_TRUE(taken.more == nullptr && taken.first.invoke != nullptr)) {
+          Future<T> self(this, NoRefTag{});
+          RunGuarded([&] { taken.first.invoke(taken.first.bytes, self); });
+          self.ReleaseWithoutUnref();
+        } else {
+          RunAll(taken);
+        }
         DrainAdded();
       });
       EndNotifying();
@@ -609,9 +616,14 @@ class FutureCore : public FutureCoreBase {
   }
 
   // Runs the listeners in the list until it stays empty. The common case (nobody added a
-  // listener while the others ran) costs one load.
+  // listener while the others ran) costs one load, inline.
   void DrainAdded() {
     // Acquire: pairs with the Unlock that published kHasListeners and the new entries.
+    if (ABSL_PREDICT_FALSE((state_.load(std::memory_order_acquire) & kHasListeners) != 0)) {
+      DrainAddedLoop();
+    }
+  }
+  ABSL_ATTRIBUTE_NOINLINE void DrainAddedLoop() {
     while ((state_.load(std::memory_order_acquire) & kHasListeners) != 0) {
       uint32_t s = Lock();
       Taken taken;

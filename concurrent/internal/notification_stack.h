@@ -15,6 +15,7 @@
 #ifndef GYRE_CONCURRENT_INTERNAL_NOTIFICATION_STACK_H_
 #define GYRE_CONCURRENT_INTERNAL_NOTIFICATION_STACK_H_
 
+#include "absl/base/attributes.h"
 #include "absl/functional/any_invocable.h"
 
 namespace gyre {
@@ -69,7 +70,7 @@ void RunDeferredNotifications();
 // Runs `fn` one listener-stack level deeper, marked as notifying `core` (may be null);
 // at the outermost level, also runs the notifications DeferNotification deferred.
 template <typename F>
-inline void RunNotificationInline(const void* core, F&& fn) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void RunNotificationInline(const void* core, F&& fn) {
   NotificationFrame& frame = tls_notification_frame;
   const int depth = frame.depth;
   // The slack in `cores` covers the deferred drain's extra level.
