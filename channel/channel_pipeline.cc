@@ -62,7 +62,14 @@ class ChannelPipeline::HeadHandler final : public ChannelDuplexHandler {
   }
   void ChannelReadComplete(ChannelHandlerContext& ctx) override {
     ctx.FireChannelReadComplete();
-    if (channel_->config().auto_read()) channel_->Read();
+    if (!channel_->config().auto_read()) return;
+    // The next read, from the tail. With no outbound handler between the tail and this
+    // context, that read would come straight back here: begin it without the walk.
+    if (pipeline_->tail_->PrevOutbound() == &ctx) {
+      channel_->unsafe().BeginRead();
+    } else {
+      channel_->Read();
+    }
   }
 
  private:

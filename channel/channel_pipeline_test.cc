@@ -467,6 +467,22 @@ TEST(PipelineTest, ChannelAndPipelineOfferEveryOutboundOperationInBothForms) {
   ch->Finish();
 }
 
+// With AUTO_READ, each read batch asks for the next read from the tail once its
+// ChannelReadComplete has passed: an outbound handler that intercepts Read (to hold
+// reads back) sees every one, and without such a handler the read begins all the same.
+TEST(PipelineTest, AutoReadAfterEachBatchPassesThroughAnOutboundHandler) {
+  std::vector<std::string> log;
+  auto ch = EmbeddedChannel::Create({std::make_shared<OperationProbe>(&log)});
+  log.clear();  // the read AUTO_READ asked for on activation
+  ch->WriteInbound(std::string("a"));
+  ch->WriteInbound(std::string("b"));
+  EXPECT_THAT(log, ElementsAre("read", "read"));
+  ASSERT_TRUE(ch->config().Set(ChannelOption::kAutoRead, false).ok());
+  ch->WriteInbound(std::string("c"));
+  EXPECT_THAT(log, ElementsAre("read", "read"));
+  ch->Finish();
+}
+
 // Runs on another executor: records its thread and passes reads on.
 class ThreadProbe : public ChannelInboundHandler {
  public:
