@@ -59,8 +59,9 @@ class AbstractByteChannel : public Base {
       : Base(parent, fd), outbound_(this, name) {}
 
   // Queues a write (failing it when the channel is closed or its output shut down);
-  // while draining, flushes it at once.
-  void WriteOnLoop(Message msg, ChannelPromise promise)
+  // while draining, flushes it at once. Takes both by reference: the message moves once,
+  // into the outbound buffer.
+  void WriteOnLoop(Message&& msg, ChannelPromise&& promise)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(this->loop_affinity_);
   // Flushes what was written; sends it now unless the channel is not active yet or
   // already waits for room (then the data goes when the socket takes it).

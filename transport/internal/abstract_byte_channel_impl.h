@@ -73,7 +73,7 @@ void AbstractByteChannel<Base, Derived>::ByteUnsafe::Flush() {
 }
 
 template <typename Base, typename Derived>
-void AbstractByteChannel<Base, Derived>::WriteOnLoop(Message msg, ChannelPromise promise) {
+void AbstractByteChannel<Base, Derived>::WriteOnLoop(Message&& msg, ChannelPromise&& promise) {
   if (!derived().IsOpen()) {
     this->FailWrite(promise, internal_transport::ClosedError());
     return;
