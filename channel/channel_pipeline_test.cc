@@ -469,7 +469,8 @@ TEST(PipelineTest, ChannelAndPipelineOfferEveryOutboundOperationInBothForms) {
 
 // With AUTO_READ, each read batch asks for the next read from the tail once its
 // ChannelReadComplete has passed: an outbound handler that intercepts Read (to hold
-// reads back) sees every one, and without such a handler the read begins all the same.
+// reads back) sees every one. (Without one, the head begins the read itself; the NIO
+// echo tests stop reading if it does not.)
 TEST(PipelineTest, AutoReadAfterEachBatchPassesThroughAnOutboundHandler) {
   std::vector<std::string> log;
   auto ch = EmbeddedChannel::Create({std::make_shared<OperationProbe>(&log)});

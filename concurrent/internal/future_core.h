@@ -570,14 +570,7 @@ class FutureCore : public FutureCoreBase {
       if (waiters != nullptr) WakeWaiters(waiters);
       if (cancelled) OnCancelled();
       RunNotificationInline(this, [&] {
-        // The common case, one small trivially copyable listener, runs here: no call.
-        if (ABSL_PREDICT_TRUE(taken.more == nullptr && taken.first.invoke != nullptr)) {
-          Future<T> self(this, NoRefTag{});
-          RunGuarded([&] { taken.first.invoke(taken.first.bytes, self); });
-          self.ReleaseWithoutUnref();
-        } else {
-          RunAll(taken);
-        }
+        RunAll(taken);
         DrainAdded();
       });
       EndNotifying();
@@ -644,7 +637,18 @@ class FutureCore : public FutureCoreBase {
     }
   }
 
+  // Runs the taken listeners. The common case, one small trivially copyable listener,
+  // runs inline; any other set goes through RunAllSlow.
   void RunAll(Taken& taken) {
+    if (ABSL_PREDICT_TRUE(taken.more == nullptr && taken.first.invoke != nullptr)) {
+      Future<T> self(this, NoRefTag{});
+      RunGuarded([&] { taken.first.invoke(taken.first.bytes, self); });
+      self.ReleaseWithoutUnref();
+      return;
+    }
+    RunAllSlow(taken);
+  }
+  ABSL_ATTRIBUTE_NOINLINE void RunAllSlow(Taken& taken) {
     // The listener sees a non-owning handle: no reference count traffic per listener.
     Future<T> self(this, NoRefTag{});
     if (taken.first.id != 0) {
