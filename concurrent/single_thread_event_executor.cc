@@ -748,17 +748,26 @@ void SingleThreadEventExecutor::ThreadMain() {
 }
 
 absl::Status SingleThreadEventExecutor::ScheduleTask(internal::ScheduledTaskRef& task) {
-  if (internal::tls_current_executor == static_cast<const EventExecutor*>(this)) {
-    loop_affinity_.AssertOnLoop();
-    if (IsShutdown()) {
-      rejected_.fetch_add(1, std::memory_order_relaxed);
-      return ShutDownError();
-    }
-    task->set_host(this);
-    heap_.Push(std::move(task));
-    PublishScheduledCount();
-    return absl::OkStatus();
+  // The loop's own schedule is the common case, pushed inline; the other paths are out
+  // of line.
+  if (ABSL_PREDICT_FALSE(internal::tls_current_executor !=
+                         static_cast<const EventExecutor*>(this))) {
+    return ScheduleTaskFromOutside(task);
   }
+  loop_affinity_.AssertOnLoop();
+  if (ABSL_PREDICT_FALSE(IsShutdown())) return RejectScheduleOnLoop();
+  task->set_host(this);
+  heap_.Push(std::move(task));
+  PublishScheduledCount();
+  return absl::OkStatus();
+}
+
+absl::Status SingleThreadEventExecutor::RejectScheduleOnLoop() {
+  rejected_.fetch_add(1, std::memory_order_relaxed);
+  return ShutDownError();
+}
+
+absl::Status SingleThreadEventExecutor::ScheduleTaskFromOutside(internal::ScheduledTaskRef& task) {
   if (ABSL_PREDICT_FALSE(state_.load(std::memory_order_acquire) == kNotStarted)) {
     absl::Status started = StartOrCountRejection();
     if (!started.ok()) return started;

@@ -281,6 +281,10 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   absl::Status EnsureStarted();
   // EnsureStarted for an admission: a failure counts as a rejected task.
   absl::Status StartOrCountRejection();
+  // ScheduleTask's other paths, out of line: a schedule on the loop after shutdown (a
+  // rejection), and one from another thread (onto the stack of incoming timers).
+  ABSL_ATTRIBUTE_NOINLINE absl::Status RejectScheduleOnLoop();
+  ABSL_ATTRIBUTE_NOINLINE absl::Status ScheduleTaskFromOutside(internal::ScheduledTaskRef& task);
   void ThreadMain();
   void WakeIfSleeping();
   void Sleep(int64_t timeout_nanos) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);

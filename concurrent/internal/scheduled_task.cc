@@ -42,9 +42,7 @@ ScheduledTaskHeap::~ScheduledTaskHeap() {
   // The slabs go with slabs_.
 }
 
-void ScheduledTaskHeap::Push(ScheduledTaskRef task) {
-  ScheduledTask* t = task.release();
-  t->seq = next_seq_++;
+void ScheduledTaskHeap::PushSlow(ScheduledTask* t) {
   if (!WheelInsert(t)) HeapPush(t);
   Settle();
 }

@@ -299,7 +299,11 @@ class ScheduledTaskHeap {
 
   // Adopts `task`'s reference; assigns its tie-break sequence number. The task's
   // deadline must not change while it is queued.
-  void Push(ScheduledTaskRef task);
+  void Push(ScheduledTaskRef task) {
+    ScheduledTask* t = task.release();
+    t->seq = next_seq_++;
+    if (ABSL_PREDICT_FALSE(!WheelAppend(t))) PushSlow(t);
+  }
   // The earliest task, or null.
   ScheduledTask* Peek() const { return heap_.empty() ? nullptr : heap_[0].task; }
   // The earliest deadline; INT64_MAX when empty.
@@ -387,6 +391,36 @@ class ScheduledTaskHeap {
   // Takes `c` out of bucket `b`'s list and frees it.
   void DropChunk(Bucket& b, Chunk* c);
   bool WheelInsert(ScheduledTask* t);
+  // The common case of Push, inline: the wheel holds timers and `t` falls inside its
+  // window, in a bucket no earlier than the earliest one (so the invariant holds as it
+  // is). Otherwise false, with nothing changed.
+  bool WheelAppend(ScheduledTask* t) {
+    const int64_t d = t->deadline_nanos();
+    const uint64_t offset = static_cast<uint64_t>(d) - static_cast<uint64_t>(base_);
+    if (wheel_count_ == 0 || offset >= static_cast<uint64_t>(kWheelSpanNanos) ||
+        d > INT64_MAX - kWheelSpanNanos) {
+      return false;
+    }
+    const int k = static_cast<int>(offset >> kBucketShift);
+    if (k < ((earliest_ - origin_) & (kWheelSlots - 1))) return false;
+    const int slot = (origin_ + k) & (kWheelSlots - 1);
+    Bucket& b = wheel_->bucket[slot];
+    Chunk* c = b.tail();
+    uint32_t used = b.used();
+    if (ABSL_PREDICT_FALSE(c == nullptr || used == kChunkEntries)) {
+      c = StartChunk(slot, c);
+      used = 0;
+    }
+    c->entry[used] = t;
+    t->wheel_entry = &c->entry[used];
+    b.Set(c, used + 1);
+    t->heap_index = ScheduledTask::kInWheel;
+    ++wheel_count_;
+    if (d > wheel_max_deadline_) wheel_max_deadline_ = d;
+    return true;
+  }
+  // Push's other cases: the wheel's insert with its slow paths, or the heap; then Settle.
+  ABSL_ATTRIBUTE_NOINLINE void PushSlow(ScheduledTask* t);
   void WheelUnlink(ScheduledTask* t);
   // The first non-empty slot at or after `slot` (cyclically), or -1.
   int FindNonEmpty(int slot) const;
