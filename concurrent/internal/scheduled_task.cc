@@ -194,17 +194,7 @@ bool ScheduledTaskHeap::WheelInsert(ScheduledTask* t) {
   const int k = static_cast<int>((static_cast<uint64_t>(d) - static_cast<uint64_t>(base_)) >>
                                  kBucketShift);
   const int slot = (origin_ + k) & kSlotMask;
-  Bucket& b = wheel_->bucket[slot];
-  Chunk* c = b.tail();
-  uint32_t used = b.used();
-  if (ABSL_PREDICT_FALSE(c == nullptr || used == kChunkEntries)) {
-    c = StartChunk(slot, c);
-    used = 0;
-  }
-  c->entry[used] = t;
-  t->wheel_entry = &c->entry[used];
-  b.Set(c, used + 1);
-  t->heap_index = ScheduledTask::kInWheel;
+  AppendToBucket(t, slot);
   if (wheel_count_++ == 0 || d > wheel_max_deadline_) wheel_max_deadline_ = d;
   if (earliest_ < 0 || k < ((earliest_ - origin_) & kSlotMask)) earliest_ = slot;
   return true;

@@ -391,6 +391,21 @@ class ScheduledTaskHeap {
   // Takes `c` out of bucket `b`'s list and frees it.
   void DropChunk(Bucket& b, Chunk* c);
   bool WheelInsert(ScheduledTask* t);
+  // Puts `t` into bucket `slot`'s newest chunk (a new one when that is full or the
+  // bucket empty) and marks it as in the wheel. The counts are the caller's.
+  void AppendToBucket(ScheduledTask* t, int slot) {
+    Bucket& b = wheel_->bucket[slot];
+    Chunk* c = b.tail();
+    uint32_t used = b.used();
+    if (ABSL_PREDICT_FALSE(c == nullptr || used == kChunkEntries)) {
+      c = StartChunk(slot, c);
+      used = 0;
+    }
+    c->entry[used] = t;
+    t->wheel_entry = &c->entry[used];
+    b.Set(c, used + 1);
+    t->heap_index = ScheduledTask::kInWheel;
+  }
   // The common case of Push, inline: the wheel holds timers and `t` falls inside its
   // window, in a bucket no earlier than the earliest one (so the invariant holds as it
   // is). Otherwise false, with nothing changed.
@@ -403,18 +418,7 @@ class ScheduledTaskHeap {
     }
     const int k = static_cast<int>(offset >> kBucketShift);
     if (k < ((earliest_ - origin_) & (kWheelSlots - 1))) return false;
-    const int slot = (origin_ + k) & (kWheelSlots - 1);
-    Bucket& b = wheel_->bucket[slot];
-    Chunk* c = b.tail();
-    uint32_t used = b.used();
-    if (ABSL_PREDICT_FALSE(c == nullptr || used == kChunkEntries)) {
-      c = StartChunk(slot, c);
-      used = 0;
-    }
-    c->entry[used] = t;
-    t->wheel_entry = &c->entry[used];
-    b.Set(c, used + 1);
-    t->heap_index = ScheduledTask::kInWheel;
+    AppendToBucket(t, (origin_ + k) & (kWheelSlots - 1));
     ++wheel_count_;
     if (d > wheel_max_deadline_) wheel_max_deadline_ = d;
     return true;
