@@ -541,7 +541,12 @@ class FutureCore : public FutureCoreBase {
     WaitBlock* waiters = (s & kHasWaiters) ? waiters_ : nullptr;
     uint32_t done = (s & ~(kKindMask | kHasWaiters)) | kind;
     if (ABSL_PREDICT_TRUE(waiters == nullptr)) {
-      FinishAndNotify(s, done);
+      if (kind != kCancelled && (s & kHasListeners) != 0 && first_invoke_ != nullptr &&
+          more_ == nullptr) {
+        RunOneTrivialListener(s, done);
+      } else {
+        FinishAndNotify(s, done);
+      }
       return;
     }
     // A woken waiter may drop the last handle at once (a promise completed through a
@@ -580,6 +585,30 @@ class FutureCore : public FutureCoreBase {
       if (cancelled) OnCancelled();
       NotifyListeners();
     }
+  }
+
+  // FinishAndNotify's common case with a listener, in a frame of its own: one small
+  // trivially copyable listener (no heap list), no waiter, not a cancel, run inline here
+  // (else FinishAndNotify). Called with the lock held; the rest is as in FinishAndNotify's
+  // inline branch, without its Taken slot (an optional type-erased listener) and the
+  // registers its other branches need: about 30 instructions fewer per completion.
+  ABSL_ATTRIBUTE_NOINLINE void RunOneTrivialListener(uint32_t s, uint32_t done) {
+    if (ABSL_PREDICT_FALSE(!CanNotifyInline(executor_) || IsNotifying(this))) {
+      FinishAndNotify(s, done);
+      return;
+    }
+    const InvokeFn invoke = std::exchange(first_invoke_, nullptr);
+    alignas(void*) unsigned char bytes[kTrivialSlotBytes];
+    std::memcpy(bytes, first_.bytes, kTrivialSlotBytes);
+    first_id_ = 0;
+    Unlock((done & ~kHasListeners) | kNotifying);
+    RunNotificationInline(this, [&] {
+      Future<T> self(this, NoRefTag{});
+      RunGuarded([&] { invoke(bytes, self); });
+      self.ReleaseWithoutUnref();
+      DrainAdded();
+    });
+    EndNotifying();
   }
 
   // Notifies now when allowed on this thread, else from a task on the executor.
