@@ -541,8 +541,11 @@ class FutureCore : public FutureCoreBase {
     WaitBlock* waiters = (s & kHasWaiters) ? waiters_ : nullptr;
     uint32_t done = (s & ~(kKindMask | kHasWaiters)) | kind;
     if (ABSL_PREDICT_TRUE(waiters == nullptr)) {
-      if (kind != kCancelled && (s & kHasListeners) != 0 && first_invoke_ != nullptr &&
-          more_ == nullptr) {
+      if ((s & kHasListeners) == 0) {
+        // No one to notify: publish, and for a cancel run the hook (see OnCancelled).
+        Unlock(done);
+        if (kind == kCancelled) OnCancelled();
+      } else if (kind != kCancelled && first_invoke_ != nullptr && more_ == nullptr) {
         RunOneTrivialListener(s, done);
       } else {
         FinishAndNotify(s, done);
