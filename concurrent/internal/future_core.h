@@ -606,9 +606,7 @@ class FutureCore : public FutureCoreBase {
     first_id_ = 0;
     Unlock((done & ~kHasListeners) | kNotifying);
     RunNotificationInline(this, [&] {
-      Future<T> self(this, NoRefTag{});
-      RunGuarded([&] { invoke(bytes, self); });
-      self.ReleaseWithoutUnref();
+      RunTrivial(invoke, bytes);
       DrainAdded();
     });
     EndNotifying();
@@ -673,12 +671,17 @@ class FutureCore : public FutureCoreBase {
   // runs inline; any other set goes through RunAllSlow.
   void RunAll(Taken& taken) {
     if (ABSL_PREDICT_TRUE(taken.more == nullptr && taken.first.invoke != nullptr)) {
-      Future<T> self(this, NoRefTag{});
-      RunGuarded([&] { taken.first.invoke(taken.first.bytes, self); });
-      self.ReleaseWithoutUnref();
+      RunTrivial(taken.first.invoke, taken.first.bytes);
       return;
     }
     RunAllSlow(taken);
+  }
+  // Runs one small trivially copyable listener, its bytes at `bytes`, with a non-owning
+  // handle (no reference count traffic).
+  void RunTrivial(InvokeFn invoke, void* bytes) {
+    Future<T> self(this, NoRefTag{});
+    RunGuarded([&] { invoke(bytes, self); });
+    self.ReleaseWithoutUnref();
   }
   ABSL_ATTRIBUTE_NOINLINE void RunAllSlow(Taken& taken) {
     // The listener sees a non-owning handle: no reference count traffic per listener.
