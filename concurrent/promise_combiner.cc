@@ -24,6 +24,10 @@ absl::Status PromiseCombiner::Finish(Promise<void> aggregate) {
   if (state_->aggregate.has_value()) {
     return absl::FailedPreconditionError("PromiseCombiner: Finish called twice");
   }
+  if (!aggregate.valid()) {
+    // B58: nothing is stored, so a later Finish with a real aggregate still works.
+    return absl::InvalidArgumentError("PromiseCombiner::Finish: empty aggregate promise");
+  }
   state_->aggregate.emplace(std::move(aggregate));
   if (state_->done == state_->expected) TryComplete(*state_);
   return absl::OkStatus();

@@ -59,7 +59,9 @@ class PromiseCombiner {
   }
 
   // Sets the aggregate and completes it at once if every added future is done. Returns
-  // FailedPrecondition if called twice or off the executor's thread.
+  // FailedPrecondition if called twice or off the executor's thread, InvalidArgument for
+  // an empty (moved-from) promise; the combiner is unchanged then and Finish may be
+  // called again.
   absl::Status Finish(Promise<void> aggregate);
 
   EventExecutor* executor() const { return state_->executor; }

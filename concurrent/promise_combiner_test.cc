@@ -122,6 +122,23 @@ TEST_F(PromiseCombinerTest, EmptyFutureIsInvalidB60) {
   });
 }
 
+TEST_F(PromiseCombinerTest, EmptyAggregateIsInvalidAndLeavesTheCombinerUsableB58) {
+  executor_.RunAndWait([&] {
+    PromiseCombiner combiner(&executor_);
+    Promise<int> a(&executor_);
+    ASSERT_TRUE(combiner.Add(a).ok());
+    Promise<void> moved_from(&executor_);
+    Promise<void> taken = std::move(moved_from);
+    EXPECT_EQ(combiner.Finish(std::move(moved_from)).code(),  // NOLINT(bugprone-use-after-move)
+              absl::StatusCode::kInvalidArgument);
+    Promise<void> aggregate(&executor_);
+    ASSERT_TRUE(combiner.Finish(aggregate).ok());
+    EXPECT_FALSE(aggregate.IsDone());
+    a.TrySuccess(1);
+    EXPECT_TRUE(aggregate.IsSuccess());
+  });
+}
+
 TEST_F(PromiseCombinerTest, OffExecutorIsFailedPreconditionB64) {
   PromiseCombiner combiner(&executor_);  // constructed anywhere; used on the loop only
   EXPECT_EQ(combiner.Add(MakeSucceededFuture(&executor_)).code(),
