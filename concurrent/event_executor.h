@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "gyre/concurrent/event_executor_group.h"
@@ -103,6 +104,10 @@ auto EventExecutorGroup::Submit(F&& f) -> Future<std::invoke_result_t<std::decay
   using R = std::invoke_result_t<std::decay_t<F>&>;
   EventExecutor* executor = Next();
   Promise<R> promise(executor);
+  if (ABSL_PREDICT_FALSE(internal::IsEmptyCallable(f))) {
+    promise.TryFailure(internal::EmptyTaskError());
+    return promise;
+  }
   absl::Status status = executor->Execute(
       [promise, fn = std::forward<F>(f)]() mutable {
         if (!promise.SetUncancellable()) return;  // cancelled before it ran
@@ -140,6 +145,7 @@ ScheduledFuture<R> EventExecutorGroup::ScheduleImpl(F&& f, absl::Duration delay,
                                                     internal::ScheduledTask::Kind kind,
                                                     absl::Duration period) {
   using Core = internal::ScheduledTaskCore<R, std::decay_t<F>>;
+  const bool empty = internal::IsEmptyCallable(f);
   EventExecutor* executor = Next();
   int64_t period_nanos = 0;
   if (kind != internal::ScheduledTask::Kind::kOnce) {
@@ -154,6 +160,10 @@ ScheduledFuture<R> EventExecutorGroup::ScheduleImpl(F&& f, absl::Duration delay,
   if (kind != internal::ScheduledTask::Kind::kOnce && period <= absl::ZeroDuration()) {
     core->FailDetached(absl::InvalidArgumentError("a periodic task needs a positive period"));
     return future;  // `ref` drops the executor's reference
+  }
+  if (ABSL_PREDICT_FALSE(empty)) {
+    core->FailDetached(internal::EmptyTaskError());
+    return future;  // as above
   }
   absl::Status status = executor->ScheduleTask(ref);
   if (!status.ok()) core->FailDetached(std::move(status));  // `ref` drops the executor's ref

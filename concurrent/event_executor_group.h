@@ -12,6 +12,7 @@
 #define GYRE_CONCURRENT_EVENT_EXECUTOR_GROUP_H_
 
 #include <exception>
+#include <functional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -27,6 +28,37 @@
 namespace gyre {
 
 class EventExecutor;
+
+namespace internal {
+
+template <typename F>
+struct IsNullableFunctionObject : std::false_type {};
+template <typename Sig>
+struct IsNullableFunctionObject<std::function<Sig>> : std::true_type {};
+template <typename Sig>
+struct IsNullableFunctionObject<absl::AnyInvocable<Sig>> : std::true_type {};
+
+// True for a callable that holds nothing to call: a null function or member pointer, an
+// empty std::function or AnyInvocable. Calling one would crash the loop (or throw where
+// the task is no longer the caller's), so Execute, Submit and Schedule refuse it up front
+// with InvalidArgument, where Netty throws NullPointerException. Constant false for every
+// other callable (a lambda), so the check costs nothing on the common path.
+template <typename F>
+constexpr bool IsEmptyCallable(const F& f) {
+  if constexpr (std::is_pointer_v<F> || std::is_member_pointer_v<F>) {
+    return f == nullptr;
+  } else if constexpr (IsNullableFunctionObject<F>::value) {
+    return !f;
+  } else {
+    return false;
+  }
+}
+
+inline absl::Status EmptyTaskError() {
+  return absl::InvalidArgumentError("empty task: nothing to run (null or empty callable)");
+}
+
+}  // namespace internal
 
 // The interface shared by groups and single executors (an executor is a group of one).
 //
@@ -70,11 +102,13 @@ class EventExecutorGroup {
 
   // Queues `task` on Next(). Returns ResourceExhausted when the queue is full,
   // FailedPrecondition when shut down; the task is then destroyed on this thread.
+  // InvalidArgument for an empty task (every implementation checks).
   virtual absl::Status Execute(absl::AnyInvocable<void()> task);
 
   // Runs f() on Next() and completes the returned future with its result. If f throws,
   // the future fails with Internal (the message carries what()). If the task is
-  // rejected, the returned future has already failed with the rejection status.
+  // rejected, the returned future has already failed with the rejection status; an
+  // empty callable (a null function pointer, an empty std::function) with InvalidArgument.
   template <typename F>
   auto Submit(F&& f) -> Future<std::invoke_result_t<std::decay_t<F>&>>;
 
@@ -82,7 +116,8 @@ class EventExecutorGroup {
   // absl::InfiniteDuration(): never, until cancelled) and completes the returned future
   // with its result (Internal if it threw). Cancelling the future removes the task.
   // A rejected task's future has already failed with the rejection status
-  // (FailedPrecondition when shut down; Unimplemented when the executor keeps no timers).
+  // (FailedPrecondition when shut down; Unimplemented when the executor keeps no timers;
+  // InvalidArgument for an empty callable).
   template <typename F>
   auto Schedule(F&& f, absl::Duration delay)
       -> ScheduledFuture<std::invoke_result_t<std::decay_t<F>&>>;

@@ -79,6 +79,7 @@ absl::Status GlobalEventExecutor::StartAndAdd(Add add) {
 }
 
 absl::Status GlobalEventExecutor::Execute(absl::AnyInvocable<void()> task) {
+  if (!task) return internal::EmptyTaskError();
   return StartAndAdd([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     queue_.push_back(std::move(task));
   });

@@ -106,5 +106,28 @@ TEST(ImmediateEventExecutorTest, RunsInlineAndQueuesReentrantTasks) {
   EXPECT_EQ(*f.Sync(), 9);
 }
 
+// B92 for the two other executors: an empty task is refused with InvalidArgument, and
+// neither calls through it.
+TEST(ImmediateEventExecutorTest, EmptyTasksAreRefusedB92) {
+  ImmediateEventExecutor* e = ImmediateEventExecutor::Instance();
+  EXPECT_EQ(e->Execute(absl::AnyInvocable<void()>()).code(), absl::StatusCode::kInvalidArgument);
+  int (*null_fn)() = nullptr;
+  Future<int> f = e->Submit(null_fn);
+  ASSERT_TRUE(f.IsDone());
+  EXPECT_EQ(f.Cause().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(GlobalEventExecutorTest, EmptyTasksAreRefusedB92) {
+  testing::ManualTicker ticker;
+  GlobalEventExecutor executor(&ticker, absl::Seconds(1));
+  EXPECT_EQ(executor.Execute(absl::AnyInvocable<void()>()).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(executor.ThreadsStarted(), 0);  // refused before anything started
+  ScheduledFuture<void> s = executor.Schedule(std::function<void()>(), absl::Milliseconds(1));
+  ASSERT_TRUE(s.IsDone());
+  EXPECT_EQ(s.Cause().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(executor.ThreadsStarted(), 0);
+}
+
 }  // namespace
 }  // namespace gyre

@@ -28,6 +28,7 @@ bool ImmediateEventExecutor::InEventLoop(std::thread::id thread) const {
 }
 
 absl::Status ImmediateEventExecutor::Execute(absl::AnyInvocable<void()> task) {
+  if (!task) return internal::EmptyTaskError();
   ImmediateFrame& frame = tls_immediate;
   if (frame.running) {
     frame.queued.push_back(std::move(task));

@@ -78,16 +78,19 @@ bool SingleThreadEventExecutor::InEventLoop(std::thread::id thread) const {
 }
 
 absl::Status SingleThreadEventExecutor::Execute(absl::AnyInvocable<void()> task) {
+  if (ABSL_PREDICT_FALSE(!task)) return internal::EmptyTaskError();
   if (TryPushLocal(std::move(task))) return absl::OkStatus();  // moved only if pushed
   return Offer(task, /*wake=*/true, Admission::kNormal);
 }
 
 absl::Status SingleThreadEventExecutor::TryExecute(absl::AnyInvocable<void()>& task) {
+  if (ABSL_PREDICT_FALSE(!task)) return internal::EmptyTaskError();
   if (TryPushLocal(std::move(task))) return absl::OkStatus();  // moved only if pushed
   return Offer(task, /*wake=*/true, Admission::kNoHandler);
 }
 
 absl::Status SingleThreadEventExecutor::LazyExecute(absl::AnyInvocable<void()> task) {
+  if (ABSL_PREDICT_FALSE(!task)) return internal::EmptyTaskError();
   if (TryPushLocal(std::move(task))) return absl::OkStatus();  // moved only if pushed
   return Offer(task, /*wake=*/false, Admission::kNormal);
 }

@@ -118,6 +118,7 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
                 !std::is_same_v<std::decay_t<F>, absl::AnyInvocable<void()>> &&
                 std::is_invocable_v<std::decay_t<F>&>>>
   absl::Status Execute(F&& task) {
+    if (ABSL_PREDICT_FALSE(internal::IsEmptyCallable(task))) return internal::EmptyTaskError();
     if (TryPushLocal(std::forward<F>(task))) return absl::OkStatus();  // moved only if pushed
     return Execute(absl::AnyInvocable<void()>(std::forward<F>(task)));
   }

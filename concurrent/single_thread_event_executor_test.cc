@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -317,6 +318,47 @@ TEST(SingleThreadEventExecutorTest, ThrowingTaskDoesNotKillTheLoop) {
   auto g = executor.Submit([] { return 5; });
   ASSERT_TRUE(g.Sync().ok());
   EXPECT_EQ(*g.Sync(), 5);
+}
+
+void NoOp() {}
+
+// B92: an empty task is refused at the call with InvalidArgument (Netty: a
+// NullPointerException), on and off the loop, through every entry point; nothing is
+// queued, so the loop never calls through a null invoker.
+TEST(SingleThreadEventExecutorTest, EmptyTasksAreRefusedB92) {
+  DefaultEventExecutor executor;
+  void (*null_fn)() = nullptr;
+  auto check_all = [&] {
+    EXPECT_EQ(executor.Execute(absl::AnyInvocable<void()>()).code(),
+              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(executor.Execute(null_fn).code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(executor.Execute(std::function<void()>()).code(),
+              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(executor.LazyExecute(absl::AnyInvocable<void()>()).code(),
+              absl::StatusCode::kInvalidArgument);
+    absl::AnyInvocable<void()> empty;
+    EXPECT_EQ(executor.TryExecute(empty).code(), absl::StatusCode::kInvalidArgument);
+    EventExecutorGroup& group = executor;  // the virtual entry point
+    EXPECT_EQ(group.Execute(absl::AnyInvocable<void()>()).code(),
+              absl::StatusCode::kInvalidArgument);
+    Future<void> submitted = executor.Submit(null_fn);
+    ASSERT_TRUE(submitted.IsDone());
+    EXPECT_EQ(submitted.Cause().code(), absl::StatusCode::kInvalidArgument);
+    ScheduledFuture<void> scheduled = executor.Schedule(std::function<void()>(), absl::Seconds(1));
+    ASSERT_TRUE(scheduled.IsDone());
+    EXPECT_EQ(scheduled.Cause().code(), absl::StatusCode::kInvalidArgument);
+    ScheduledFuture<void> periodic =
+        executor.ScheduleAtFixedRate(null_fn, absl::Seconds(1), absl::Seconds(1));
+    ASSERT_TRUE(periodic.IsDone());
+    EXPECT_EQ(periodic.Cause().code(), absl::StatusCode::kInvalidArgument);
+  };
+  check_all();  // off the loop (the first refusal must not start the thread either)
+  EXPECT_EQ(executor.state(), ExecutorState::kNotStarted);
+  ASSERT_TRUE(executor.Submit(check_all).Await().ok());  // on the loop
+  // The loop is alive and a real function pointer still runs.
+  void (*fn)() = &NoOp;
+  EXPECT_TRUE(executor.Submit(fn).Await().ok());
+  EXPECT_TRUE(executor.Submit([] { return 1; }).Sync().ok());
 }
 
 class ReturningRunExecutor final : public SingleThreadEventExecutor {

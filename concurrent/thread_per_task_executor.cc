@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "gyre/concurrent/event_executor_group.h"
+
 namespace gyre {
 
 ThreadPerTaskExecutor::ThreadPerTaskExecutor(ThreadFactory* factory) : factory_(factory) {}
@@ -10,6 +12,7 @@ ThreadPerTaskExecutor::~ThreadPerTaskExecutor() { JoinAll(); }
 
 absl::Status ThreadPerTaskExecutor::Execute(absl::AnyInvocable<void()> task) {
   if (factory_ == nullptr) return absl::InvalidArgumentError("ThreadPerTaskExecutor needs a factory");
+  if (!task) return internal::EmptyTaskError();
   absl::StatusOr<std::unique_ptr<Thread>> thread = factory_->NewThread(std::move(task));
   if (!thread.ok()) return thread.status();
   internal::MutexLock lock(&mu_);

@@ -9,6 +9,7 @@ namespace gyre {
 namespace testing {
 
 absl::Status EmbeddedEventLoop::Execute(absl::AnyInvocable<void()> task) {
+  if (!task) return internal::EmptyTaskError();
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return absl::FailedPreconditionError("embedded event loop is shut down");
   tasks_.push_back(std::move(task));

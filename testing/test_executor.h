@@ -38,6 +38,7 @@ class TestExecutor final : public EventExecutor {
   EventExecutorGroup* parent() const override { return nullptr; }
 
   absl::Status Execute(absl::AnyInvocable<void()> task) override {
+    if (!task) return internal::EmptyTaskError();
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (rejecting_) return absl::FailedPreconditionError("test executor rejects");
