@@ -301,6 +301,18 @@ void ChannelHandlerContext::InvokeRead() {
   if (RunsOnThisThread()) return CallInbound(&ChannelHandler::Read);
   InvokeInbound("Read", &ChannelHandler::Read);
 }
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ChannelHandlerContext::RefusesDonePromise(
+    const ChannelPromise& promise, const char* op) {
+  // The void promise (invalid handle) is never done.
+  if (ABSL_PREDICT_TRUE(!promise.valid() || !promise.IsDone())) return false;
+  if (!promise.IsCancelled()) ReportDonePromise(op);
+  return true;
+}
+void ChannelHandlerContext::ReportDonePromise(const char* op) {
+  pipeline_->FireExceptionCaught(absl::InvalidArgumentError(absl::StrCat(
+      op, " given a promise that is already complete; the operation was not performed")));
+}
+
 ChannelPromise ChannelHandlerContext::PromiseInPlaceOfVoid() const {
   ChannelPromise p = NewPromise();
   p.AddListener([weak = pipeline_->channel().weak_from_this()](const ChannelFuture& f) {
@@ -427,12 +439,14 @@ ChannelFuture ChannelHandlerContext::WriteAndFlush(Message msg) {
 }
 
 void ChannelHandlerContext::Bind(const SocketAddress& local, ChannelPromise promise) {
+  if (ABSL_PREDICT_FALSE(RefusesDonePromise(promise, "Bind"))) return;
   FromHereOutbound(
       [this](ChannelPromise p, SocketAddress l) { PrevOutbound()->InvokeBind(l, std::move(p)); },
       std::move(promise), local);
 }
 void ChannelHandlerContext::Connect(const SocketAddress& remote, const SocketAddress& local,
                                     ChannelPromise promise) {
+  if (ABSL_PREDICT_FALSE(RefusesDonePromise(promise, "Connect"))) return;
   FromHereOutbound(
       [this](ChannelPromise p, SocketAddress r, SocketAddress l) {
         PrevOutbound()->InvokeConnect(r, l, std::move(p));
@@ -440,14 +454,17 @@ void ChannelHandlerContext::Connect(const SocketAddress& remote, const SocketAdd
       std::move(promise), remote, local);
 }
 void ChannelHandlerContext::Disconnect(ChannelPromise promise) {
+  if (ABSL_PREDICT_FALSE(RefusesDonePromise(promise, "Disconnect"))) return;
   FromHereOutbound([this](ChannelPromise p) { PrevOutbound()->InvokeDisconnect(std::move(p)); },
                    std::move(promise));
 }
 void ChannelHandlerContext::Close(ChannelPromise promise) {
+  if (ABSL_PREDICT_FALSE(RefusesDonePromise(promise, "Close"))) return;
   FromHereOutbound([this](ChannelPromise p) { PrevOutbound()->InvokeClose(std::move(p)); },
                    std::move(promise));
 }
 void ChannelHandlerContext::Deregister(ChannelPromise promise) {
+  if (ABSL_PREDICT_FALSE(RefusesDonePromise(promise, "Deregister"))) return;
   FromHereOutbound([this](ChannelPromise p) { PrevOutbound()->InvokeDeregister(std::move(p)); },
                    std::move(promise));
 }
@@ -456,6 +473,8 @@ void ChannelHandlerContext::Read() {
           &ChannelHandlerContext::InvokeRead>("Read");
 }
 void ChannelHandlerContext::Write(Message msg, ChannelPromise promise) {
+  // Refused: `msg` is released on return.
+  if (ABSL_PREDICT_FALSE(RefusesDonePromise(promise, "Write"))) return;
   if (ABSL_PREDICT_TRUE(RunsOnThisThread())) {
     ChannelHandlerContext* next = PrevOutbound();
     if (ABSL_PREDICT_TRUE(next->executor_ == executor_)) {
@@ -472,6 +491,8 @@ void ChannelHandlerContext::Flush() {
           &ChannelHandlerContext::InvokeFlush>("Flush");
 }
 void ChannelHandlerContext::WriteAndFlush(Message msg, ChannelPromise promise) {
+  // Refused: `msg` is released on return.
+  if (ABSL_PREDICT_FALSE(RefusesDonePromise(promise, "WriteAndFlush"))) return;
   FromHereOutbound(
       [this](ChannelPromise p, Message m) {
         ChannelHandlerContext* next = PrevOutbound();

@@ -82,6 +82,10 @@ class alignas(64) ChannelHandlerContext {
   void Flush();
   ChannelFuture WriteAndFlush(Message msg);
 
+  // With a promise of the caller's: an operation given a promise that is already done
+  // is not performed (B99, Netty's isNotValidPromise). A cancelled promise takes the
+  // operation back; any other done promise is the caller's error, fired at the
+  // pipeline's ExceptionCaught as InvalidArgument. A write's message is released then.
   void Bind(const SocketAddress& local, ChannelPromise promise);
   void Connect(const SocketAddress& remote, const SocketAddress& local, ChannelPromise promise);
   void Disconnect(ChannelPromise promise);
@@ -147,6 +151,10 @@ class alignas(64) ChannelHandlerContext {
   // What a handler other than the head receives instead of a void promise: a promise
   // that fires ExceptionCaught on the pipeline if the write fails.
   ChannelPromise PromiseInPlaceOfVoid() const;
+  // True when outbound operation `op` must not go on because `promise` is already done
+  // (see Bind); reports a done promise that was not cancelled.
+  inline bool RefusesDonePromise(const ChannelPromise& promise, const char* op);
+  void ReportDonePromise(const char* op);
   // Replaces a void `promise` with PromiseInPlaceOfVoid() unless the handler takes it.
   inline void UnvoidUnlessAccepted(ChannelPromise& promise) const;
   // HandlerAdded (once, unless removed first) / HandlerRemoved (only after an add).

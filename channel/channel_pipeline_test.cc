@@ -12,6 +12,7 @@
 #include "gyre/channel/channel.h"
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/channel_handler_context.h"
+#include "gyre/channel/unpooled_byte_buf_allocator.h"
 #include "gyre/concurrent/immediate_event_executor.h"
 #include "gyre/testing/test_executor.h"
 #include "gyre/testing/embedded_channel.h"
@@ -229,6 +230,55 @@ TEST(PipelineTest, InboundThrowBecomesExceptionCaught) {
   EXPECT_THAT(std::string(cause.message()), ::testing::HasSubstr("decode failed"));
   EXPECT_TRUE(ch->CheckException().ok());
   EXPECT_TRUE(ch->IsOpen());  // the channel keeps going
+  ch->Finish();
+}
+
+// B99: an outbound operation given a promise that is already cancelled is not
+// performed, and a write's message is released; a promise already succeeded is the
+// caller's error, reported at ExceptionCaught, and the operation is not performed either.
+TEST(PipelineTest, OperationsWithADonePromiseAreNotPerformedB99) {
+  auto alloc = UnpooledByteBufAllocator::Create();
+  ASSERT_TRUE(alloc.ok());
+  auto ch = EmbeddedChannel::Create({});
+  absl::StatusOr<ByteBuf> buf = (*alloc)->CopiedBuffer("abc");
+  ASSERT_TRUE(buf.ok());
+  ASSERT_EQ((*alloc)->LiveBuffers(), 1);
+
+  ChannelPromise cancelled = ch->NewPromise();
+  ASSERT_TRUE(cancelled.Cancel());
+  ch->Write(Message(*std::move(buf)), cancelled);
+  ch->RunPendingTasks();
+  EXPECT_TRUE(cancelled.IsCancelled());
+  EXPECT_EQ(ch->OutboundCount(), 0u);
+  EXPECT_EQ((*alloc)->LiveBuffers(), 0);  // released, not leaked
+  EXPECT_TRUE(ch->CheckException().ok());  // taking an operation back is not an error
+
+  ChannelPromise close_cancelled = ch->NewPromise();
+  ASSERT_TRUE(close_cancelled.Cancel());
+  ch->Close(close_cancelled);
+  ch->RunPendingTasks();
+  EXPECT_TRUE(ch->IsOpen());
+
+  ChannelPromise succeeded = ch->NewPromise();
+  ASSERT_TRUE(succeeded.TrySuccess());
+  ch->WriteAndFlush(Message(std::string("x")), succeeded);
+  ch->RunPendingTasks();
+  EXPECT_EQ(ch->OutboundCount(), 0u);
+  absl::Status cause = ch->CheckException();
+  EXPECT_EQ(cause.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(cause.message()), ::testing::HasSubstr("WriteAndFlush"));
+  ch->Close(succeeded);
+  EXPECT_TRUE(ch->IsOpen());
+  EXPECT_EQ(ch->CheckException().code(), absl::StatusCode::kInvalidArgument);
+
+  // A live promise (and the void one) still goes through.
+  ChannelPromise live = ch->NewPromise();
+  ch->WriteAndFlush(Message(std::string("y")), live);
+  ch->WriteAndFlush(Message(std::string("z")), ch->VoidPromise());
+  ch->RunPendingTasks();
+  EXPECT_TRUE(live.IsSuccess());
+  EXPECT_EQ(ch->OutboundCount(), 2u);
+  EXPECT_TRUE(ch->CheckException().ok());
   ch->Finish();
 }
 
