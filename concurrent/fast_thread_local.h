@@ -5,9 +5,10 @@
 //   FastThreadLocal<std::string>::RemoveAll();  // destroys every value of this thread
 //
 // Each FastThreadLocal gets an index; each thread keeps a small array of values. Threads
-// made by DefaultThreadFactory (so every executor thread) call RemoveAll() when they
-// exit, destroying their values on their own thread; other threads destroy theirs at
-// thread exit through a thread_local sentinel.
+// made by DefaultThreadFactory call RemoveAll() when they exit, destroying their values
+// on their own thread; an executor's loop thread does so before its TerminationFuture()
+// completes, whatever factory made it; other threads destroy theirs at thread exit
+// through a thread_local sentinel.
 //
 // Thread safety: Get/Set/IsSet/Remove act on the calling thread's value only and are
 // safe from any thread. Construction and destruction of the variable are thread-safe.

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "gyre/concurrent/fast_thread_local.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/concurrent/internal/status_macros.h"
 #include "gyre/concurrent/internal/timer_arena.h"
@@ -733,6 +734,10 @@ void SingleThreadEventExecutor::ThreadMain() {
   if (queue_.MaybeNonEmpty() || !local_.empty()) {
     GYRE_LOG(WARNING) << "an executor terminated with a non-empty task queue";
   }
+  // B120: the thread's FastThreadLocal values die after Cleanup() and before the
+  // termination is announced, as in Netty: a value holding a resource is gone once
+  // TerminationFuture() completes, whatever ThreadFactory made the thread.
+  FastThreadLocalRemoveAll();
 #if GYRE_TIMER_ARENA
   // No more timers from this thread's arena; it goes once its last timer does (a
   // handle may outlive the loop).

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "gyre/concurrent/default_event_executor.h"
+#include "gyre/concurrent/fast_thread_local.h"
 #include "gyre/testing/executor_test_util.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/testing/budget.h"
@@ -92,6 +93,35 @@ TEST(SingleThreadEventExecutorTest, ThreadStartsLazilyOnFirstTask) {
   EXPECT_EQ(factory->created.load(), 1);
   for (int i = 0; i < 10; ++i) Barrier(executor);
   EXPECT_EQ(factory->created.load(), 1);  // bound for life
+}
+
+// B120: a schedule starts the thread as a task does.
+TEST(SingleThreadEventExecutorTest, ThreadStartsLazilyOnFirstSchedule) {
+  auto factory = std::make_shared<CountingThreadFactory>();
+  DefaultEventExecutor executor(WithTicker(nullptr, factory));
+  ScheduledFuture<void> f = executor.Schedule([] {}, absl::Hours(1));
+  EXPECT_EQ(executor.state(), ExecutorState::kStarted);
+  EXPECT_EQ(factory->created.load(), 1);
+  EXPECT_TRUE(f.Cancel());
+}
+
+// B120: the loop thread's FastThreadLocal values are destroyed before the termination
+// future completes (its listener runs on the loop thread, as the completion does).
+TEST(SingleThreadEventExecutorTest, ThreadLocalsDieBeforeTerminationCompletes) {
+  static std::atomic<int> destroyed{0};
+  destroyed = 0;
+  struct Tracked {
+    ~Tracked() { destroyed.fetch_add(1); }
+  };
+  FastThreadLocal<Tracked> local;
+  DefaultEventExecutor executor;
+  ASSERT_TRUE(executor.Submit([&] { local.Get(); }).Await().ok());
+  Promise<int> seen_at_termination(nullptr);
+  executor.TerminationFuture().AddListener(
+      [&](const Future<void>&) { seen_at_termination.TrySuccess(destroyed.load()); });
+  ASSERT_TRUE(executor.ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(1)).Await().ok());
+  ASSERT_TRUE(seen_at_termination.Await().ok());
+  EXPECT_EQ(*seen_at_termination.GetNow(), 1);
 }
 
 TEST(SingleThreadEventExecutorTest, InEventLoopOnlyOnItsThread) {
