@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstring>
+#include <thread>
 #include <utility>
 
+#include "absl/base/optimization.h"
 #include "absl/strings/str_cat.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/transport/internal/io_syscalls.h"
@@ -101,9 +104,11 @@ void NioEventLoop::Run() {
     int n = internal_transport::EpollWait(epoll_fd_, ready_.data(), static_cast<int>(ready_.size()),
                        TimeoutMillis(timeout));
     if (announced) EndBlockingWait();
-    if (n < 0) {
-      if (errno != EINTR) GYRE_LOG(WARNING) << "epoll_wait: " << std::strerror(errno);
+    if (ABSL_PREDICT_FALSE(n < 0)) {
+      if (errno != EINTR) OnSelectFailure(errno);
       n = 0;
+    } else {
+      select_failures_ = 0;
     }
     const int ratio = io_ratio();
     // I/O time for the snapshot, on the real clock and only when fds were ready. With
@@ -188,7 +193,36 @@ Future<void> NioEventLoop::RebuildSelector() {
   return done;
 }
 
-void NioEventLoop::DoRebuildSelector(Promise<void> done) {
+// B33. With a valid epoll fd, epoll_wait fails only with EINTR. Any other error means
+// the fd was closed by mistake elsewhere in the process (EBADF) or its number now names
+// another file (EINVAL): the loop has nothing to wait on, and would spin and log on every
+// turn. As Netty does on a select failure, it rebuilds its selector: a new epoll set, the
+// eventfd and every channel re-registered. The old number is not closed, as it is no
+// longer this loop's. Should the rebuild fail too (no fd left), the loop backs off for a
+// growing pause (at most 1 s, as Netty's) instead of spinning, and tries again.
+void NioEventLoop::OnSelectFailure(int err) {
+  ++select_failures_;
+  Promise<void> rebuilt(nullptr);
+  DoRebuildSelector(rebuilt, /*close_old=*/false);
+  // Logged for the first failure and then at powers of two: never a flood.
+  const bool log = (select_failures_ & (select_failures_ - 1)) == 0;
+  if (rebuilt.IsSuccess()) {
+    if (log) {
+      GYRE_LOG(WARNING) << "epoll_wait: " << std::strerror(err)
+                        << "; the selector was rebuilt with " << interests_.size()
+                        << " registrations";
+    }
+    return;
+  }
+  if (log) {
+    GYRE_LOG(ERROR) << "epoll_wait: " << std::strerror(err) << "; rebuilding the selector failed ("
+                    << rebuilt.Cause() << "), " << select_failures_
+                    << " failures in a row; backing off";
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1000, 10 * select_failures_)));
+}
+
+void NioEventLoop::DoRebuildSelector(Promise<void> done, bool close_old) {
   int ep = epoll_create1(EPOLL_CLOEXEC);
   if (ep < 0) {
     done.TryFailure(ErrnoStatus(errno, "epoll_create1"));
@@ -214,7 +248,7 @@ void NioEventLoop::DoRebuildSelector(Promise<void> done) {
       return;
     }
   }
-  close(epoll_fd_);
+  if (close_old) close(epoll_fd_);
   epoll_fd_ = ep;
   done.TrySuccess();
 }

@@ -106,7 +106,13 @@ class NioEventLoop final : public SingleThreadEventLoop {
  private:
   NioEventLoop(EventLoopGroup* parent, ExecutorOptions options, int epoll_fd, int event_fd);
   void ProcessReady(int n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  void DoRebuildSelector(Promise<void> done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // Builds a new epoll set with the eventfd and every interest; closes the old one
+  // unless it is no longer this loop's (`close_old` false: see OnSelectFailure).
+  void DoRebuildSelector(Promise<void> done, bool close_old = true)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  // epoll_wait failed with `err` (not EINTR): the epoll fd is gone or replaced. Rebuilds
+  // the selector so the loop neither spins nor loses a channel; backs off if that fails.
+  void OnSelectFailure(int err) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   struct Interest {
     uint32_t events;
@@ -120,6 +126,8 @@ class NioEventLoop final : public SingleThreadEventLoop {
   // Relaxed: test hooks only.
   std::atomic<int64_t> select_count_{0};
   std::atomic<int64_t> wakeup_writes_{0};
+  // Consecutive epoll_wait failures (other than EINTR).
+  int select_failures_ ABSL_GUARDED_BY(loop_affinity_) = 0;
 
   std::vector<epoll_event> ready_ ABSL_GUARDED_BY(loop_affinity_);
   absl::flat_hash_map<int, Interest> interests_ ABSL_GUARDED_BY(loop_affinity_);

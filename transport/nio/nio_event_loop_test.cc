@@ -3,16 +3,22 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
 #include <set>
+#include <string>
 #include <chrono>
 #include <memory>
 #include <thread>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "gyre/concurrent/internal/log.h"
 #include "gyre/concurrent/promise.h"
 #include "gyre/concurrent/ticker.h"
 #include "gyre/transport/nio/nio_event_loop_group.h"
@@ -108,6 +114,47 @@ TEST(NioEventLoopTest, BusyLoopIsNotWokenPerTask) {
   EXPECT_EQ(ran.load(), 1000);
 }
 
+// B04: LazyExecute queues without waking a sleeping loop; the task runs, in order, when
+// the loop next wakes for another reason.
+TEST(NioEventLoopTest, LazyTaskDoesNotWakeASleepingLoopB04) {
+  std::unique_ptr<NioEventLoopGroup> g = MakeGroup(1);
+  NioEventLoop* loop = g->loops()[0];
+  // The epoll_wait count as of a task on the loop: the loop's next wait comes after it,
+  // and the count moves only once the loop has announced that it sleeps.
+  Promise<int64_t> selects(nullptr);
+  ASSERT_TRUE(loop->Execute([&] { selects.TrySuccess(loop->SelectCountForTesting()); }).ok());
+  ASSERT_TRUE(selects.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
+  const int64_t before = *selects.GetNow();
+  const auto deadline = std::chrono::steady_clock::now() +
+                        absl::ToChronoNanoseconds(gyre::testing::Scaled(absl::Seconds(30)));
+  while (loop->SelectCountForTesting() == before) {  // a hang detector bounds it
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+    std::this_thread::yield();
+  }
+  const int64_t wakeups = loop->WakeupWritesForTesting();
+  std::mutex mu;
+  std::vector<int> order;
+  ASSERT_TRUE(loop->LazyExecute([&] {
+                    std::lock_guard<std::mutex> lock(mu);
+                    order.push_back(1);
+                  })
+                  .ok());
+  EXPECT_EQ(loop->WakeupWritesForTesting(), wakeups);  // no eventfd write for it
+  Promise<void> done(nullptr);
+  ASSERT_TRUE(loop->Execute([&] {
+                    {
+                      std::lock_guard<std::mutex> lock(mu);
+                      order.push_back(2);
+                    }
+                    done.TrySuccess();
+                  })
+                  .ok());
+  ASSERT_TRUE(done.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
+  EXPECT_EQ(loop->WakeupWritesForTesting(), wakeups + 1);  // the ordinary task woke it
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+}
+
 TEST(NioEventLoopTest, IdleLoopIsWokenByATask) {
   std::unique_ptr<NioEventLoopGroup> g = MakeGroup(1);
   NioEventLoop* loop = g->loops()[0];
@@ -147,6 +194,125 @@ std::set<int> OpenFds() {
   fds.erase(dirfd(dir));
   closedir(dir);
   return fds;
+}
+
+// The epoll fds among `fds`.
+std::set<int> EpollFds(const std::set<int>& fds) {
+  std::set<int> out;
+  for (int fd : fds) {
+    char target[64] = {};
+    const std::string link = absl::StrCat("/proc/self/fd/", fd);
+    ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+    if (n > 0 && std::string(target, static_cast<size_t>(n)) == "anon_inode:[eventpoll]") {
+      out.insert(fd);
+    }
+  }
+  return out;
+}
+
+// Counts the log lines containing `word` while alive.
+class LogWatch {
+ public:
+  explicit LogWatch(std::string word) : word_(std::move(word)) {
+    internal::SetLogSinkForTesting(
+        [this](internal::LogSeverity, const char*, int, const std::string& message) {
+          if (message.find(word_) != std::string::npos) hits_.fetch_add(1);
+        });
+  }
+  ~LogWatch() { internal::SetLogSinkForTesting(nullptr); }
+  int hits() const { return hits_.load(); }
+
+ private:
+  const std::string word_;
+  std::atomic<int> hits_{0};
+};
+
+// Records the events a raw fd's handler saw, on the loop thread.
+class RecordingIoHandler final : public NioIoHandler {
+ public:
+  void OnIoEvent(uint32_t events) override {
+    seen.fetch_or(events);
+    if ((events & EPOLLIN) != 0) readable.TrySuccess();
+  }
+  std::atomic<uint32_t> seen{0};
+  Promise<void> readable{nullptr};
+};
+
+// B31: a raw fd registered with SetInterest reports its readiness to its handler on the
+// loop thread (the analogue of registering a foreign SelectableChannel).
+TEST(NioEventLoopTest, RawFdInterestIsReportedOnTheLoopB31) {
+  std::unique_ptr<NioEventLoopGroup> g = MakeGroup(1);
+  NioEventLoop* loop = g->loops()[0];
+  int pipe_fds[2];
+  ASSERT_EQ(pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC), 0);
+  RecordingIoHandler handler;
+  std::atomic<bool> on_loop{false};
+  Future<bool> added =
+      loop->Submit([&] { return loop->SetInterest(pipe_fds[0], EPOLLIN, &handler).ok(); });
+  ASSERT_TRUE(added.Sync().ok());
+  ASSERT_TRUE(*added.Sync());
+  const char byte = 'x';
+  ASSERT_EQ(write(pipe_fds[1], &byte, 1), 1);
+  ASSERT_TRUE(handler.readable.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
+  EXPECT_NE(handler.seen.load() & EPOLLIN, 0u);
+  ASSERT_TRUE(loop->Submit([&] {
+                    on_loop = loop->InEventLoop();
+                    loop->RemoveFd(pipe_fds[0]);
+                  })
+                  .Await()
+                  .ok());
+  EXPECT_TRUE(on_loop.load());
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+}
+
+// B33: an epoll fd closed under the loop (by a bug elsewhere in the process) makes every
+// epoll_wait fail. The loop rebuilds its selector once, keeps every registration, logs
+// once, and sleeps again instead of spinning and logging on every turn.
+TEST(NioEventLoopTest, LostEpollFdIsRebuiltWithItsRegistrationsB33) {
+  const std::set<int> before = OpenFds();
+  std::unique_ptr<NioEventLoopGroup> g = MakeGroup(1);
+  NioEventLoop* loop = g->loops()[0];
+  ASSERT_TRUE(loop->Submit([] {}).Await().ok());
+  std::set<int> fresh;
+  for (int fd : OpenFds()) {
+    if (before.count(fd) == 0) fresh.insert(fd);
+  }
+  const std::set<int> epoll_fds = EpollFds(fresh);
+  ASSERT_EQ(epoll_fds.size(), 1u);
+  const int epoll_fd = *epoll_fds.begin();
+
+  int pipe_fds[2];
+  ASSERT_EQ(pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC), 0);
+  RecordingIoHandler handler;
+  Future<bool> added =
+      loop->Submit([&] { return loop->SetInterest(pipe_fds[0], EPOLLIN, &handler).ok(); });
+  ASSERT_TRUE(added.Sync().ok());
+  ASSERT_TRUE(*added.Sync());
+  LogWatch rebuilt("the selector was rebuilt");
+  // Closed on the loop thread itself, between two waits.
+  ASSERT_TRUE(loop->Submit([epoll_fd] { close(epoll_fd); }).Await().ok());
+  // Twenty wake-ups: each would be a failing turn (and a log line) for a loop that only
+  // logs, and they pass through the rebuilt set here.
+  for (int i = 0; i < 20; ++i) {
+    Promise<void> done(nullptr);
+    ASSERT_TRUE(loop->Execute([&] { done.TrySuccess(); }).ok());
+    ASSERT_TRUE(done.AwaitFor(gyre::testing::Scaled(absl::Seconds(10)))) << i;
+  }
+  EXPECT_EQ(rebuilt.hits(), 1);
+  // The raw fd registered before the loss is still watched.
+  const char byte = 'x';
+  ASSERT_EQ(write(pipe_fds[1], &byte, 1), 1);
+  ASSERT_TRUE(handler.readable.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
+  ASSERT_TRUE(loop->Submit([&] { loop->RemoveFd(pipe_fds[0]); }).Await().ok());
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  // No epoll fd leaked: the lost one is gone and one new one replaced it.
+  std::set<int> now;
+  for (int fd : OpenFds()) {
+    if (before.count(fd) == 0) now.insert(fd);
+  }
+  EXPECT_EQ(EpollFds(now).size(), 1u);
 }
 
 // A monotonic ticker that notes the fds opened since `baseline` when an executor starts
