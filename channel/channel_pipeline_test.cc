@@ -1,5 +1,6 @@
 #include "gyre/channel/channel_pipeline.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,6 +14,7 @@
 #include "gyre/channel/channel_handler.h"
 #include "gyre/channel/channel_handler_context.h"
 #include "gyre/channel/unpooled_byte_buf_allocator.h"
+#include "gyre/concurrent/default_event_executor.h"
 #include "gyre/concurrent/immediate_event_executor.h"
 #include "gyre/testing/test_executor.h"
 #include "gyre/testing/embedded_channel.h"
@@ -280,6 +282,38 @@ TEST(PipelineTest, OperationsWithADonePromiseAreNotPerformedB99) {
   EXPECT_EQ(ch->OutboundCount(), 2u);
   EXPECT_TRUE(ch->CheckException().ok());
   ch->Finish();
+}
+
+// B95: a pipeline pins one child of a group: every handler it adds with that group runs
+// on the same executor (so their events stay ordered), and another channel's pipeline
+// gets the group's next child.
+TEST(PipelineTest, HandlersAddedWithAGroupShareOneChildPerPipelineB95) {
+  absl::StatusOr<std::unique_ptr<DefaultEventExecutorGroup>> group =
+      DefaultEventExecutorGroup::Create(4);
+  ASSERT_TRUE(group.ok());
+  auto first = EmbeddedChannel::Create({});
+  auto second = EmbeddedChannel::Create({});
+  ASSERT_TRUE(
+      first->pipeline().AddLast(group->get(), "a", std::make_shared<ChannelDuplexHandler>()).ok());
+  ASSERT_TRUE(first->pipeline().AddLast("plain", std::make_shared<ChannelDuplexHandler>()).ok());
+  ASSERT_TRUE(
+      first->pipeline().AddLast(group->get(), "b", std::make_shared<ChannelDuplexHandler>()).ok());
+  ASSERT_TRUE(
+      second->pipeline().AddLast(group->get(), "c", std::make_shared<ChannelDuplexHandler>()).ok());
+  EventExecutor* a = first->pipeline().Context("a")->executor();
+  EventExecutor* b = first->pipeline().Context("b")->executor();
+  EventExecutor* c = second->pipeline().Context("c")->executor();
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_NE(a, first->pipeline().Context("plain")->executor());  // the channel's own loop
+  const std::vector<EventExecutor*> children = (*group)->executors();
+  EXPECT_NE(std::find(children.begin(), children.end(), a), children.end());
+  EXPECT_NE(std::find(children.begin(), children.end(), c), children.end());
+  first->Finish();
+  second->Finish();
+  // The pinned handlers' removal runs on the group's threads: drain them while the
+  // channels are alive.
+  ASSERT_TRUE((*group)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(30)).Await().ok());
 }
 
 TEST(PipelineTest, OutboundThrowFailsThePromise) {

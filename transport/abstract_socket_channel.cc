@@ -128,7 +128,9 @@ void AbstractSocketChannel::DoRegister(EventLoop* loop, ChannelPromise promise) 
   // acq_rel: publishes the claim to OnLoopOrUnregistered() readers. Of racing
   // registrations exactly one wins; later operations queue behind it, in order.
   if (!loop_.compare_exchange_strong(expected, own, std::memory_order_acq_rel)) {
-    promise.TryFailure(absl::FailedPreconditionError("channel is already registered"));
+    promise.TryFailure(absl::FailedPreconditionError(
+        "channel is already registered (a channel belongs to one event loop for life; it "
+        "cannot be registered again, even after Deregister)"));
     return;
   }
   OnLoopClaimed(own);

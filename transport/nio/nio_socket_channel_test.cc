@@ -453,6 +453,29 @@ TEST_F(NioSocketChannelTest, RegisteringTwiceFails) {
   EXPECT_EQ(clients_->Register(nullptr).Cause().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// B26 (a documented divergence): Netty 4.1 lets a deregistered channel register with
+// another loop; gyre binds a channel to one loop for life and says so, on the same loop
+// or another, and the channel stays usable for Close.
+TEST_F(NioSocketChannelTest, DeregisteredChannelCannotRegisterAgainB26) {
+  std::shared_ptr<NioSocketChannel> ch = NioSocketChannel::Create();
+  ASSERT_TRUE(clients_->Register(ch).Await().ok());
+  ChannelFuture dereg = ch->Deregister();
+  ASSERT_TRUE(dereg.AwaitFor(kWait));
+  ASSERT_TRUE(dereg.IsSuccess()) << dereg.Cause();
+  EXPECT_FALSE(ch->IsRegistered());
+  for (EventLoopGroup* group : {static_cast<EventLoopGroup*>(clients_.get()),
+                                static_cast<EventLoopGroup*>(workers_.get())}) {
+    ChannelFuture again = group->Register(ch);
+    ASSERT_TRUE(again.AwaitFor(kWait));
+    EXPECT_EQ(again.Cause().code(), absl::StatusCode::kFailedPrecondition) << again.Cause();
+    EXPECT_NE(again.Cause().message().find("cannot be registered again"), absl::string_view::npos);
+  }
+  ChannelFuture closed = ch->Close();
+  ASSERT_TRUE(closed.AwaitFor(kWait));
+  EXPECT_TRUE(closed.IsSuccess()) << closed.Cause();
+  EXPECT_FALSE(ch->IsOpen());
+}
+
 TEST_F(NioSocketChannelTest, ServerKeepsServingAfterSelectorRebuild) {
   auto server = StartServer([](NioSocketChannel& child) {
     ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<testing::EchoHandler>()).ok());
