@@ -311,8 +311,15 @@ TEST(PipelineTest, HandlersAddedWithAGroupShareOneChildPerPipelineB95) {
   EXPECT_NE(std::find(children.begin(), children.end(), c), children.end());
   first->Finish();
   second->Finish();
-  // The pinned handlers' removal runs on the group's threads: drain them while the
-  // channels are alive.
+  // The close's events and the removals hop between the group's threads and the
+  // channels' loops; each hop to a loop is a task holding its channel. Pass them back and
+  // forth until a round in which the loops ran nothing (as DrainWith below does).
+  int ran = 0;
+  do {
+    ASSERT_TRUE(a->Submit([] {}).Await().ok());
+    ASSERT_TRUE(c->Submit([] {}).Await().ok());
+    ran = first->RunPendingTasks() + second->RunPendingTasks();
+  } while (ran > 0);
   ASSERT_TRUE((*group)->ShutdownGracefully(absl::ZeroDuration(), absl::Seconds(30)).Await().ok());
 }
 
