@@ -62,6 +62,41 @@ TEST(GlobalEventExecutorTest, ScheduledTasksKeepItAlive) {
   EXPECT_TRUE(AdvanceUntilInactive(ticker, executor));
 }
 
+// B74 (B06/B07 for the global executor): tasks and timers interleave, and a task that
+// keeps re-submitting itself does not starve a timer that falls due.
+TEST(GlobalEventExecutorTest, DueTimerRunsBetweenSelfResubmittingTasksB74) {
+  testing::ManualTicker ticker;
+  GlobalEventExecutor executor(&ticker, absl::Seconds(1));
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> spins{0};
+  std::function<void()> spin = [&] {
+    spins.fetch_add(1, std::memory_order_relaxed);
+    if (!stop.load()) executor.Execute(spin).IgnoreError();
+  };
+  ASSERT_TRUE(executor.Execute(spin).ok());
+  ScheduledFuture<int64_t> timer = executor.Schedule(
+      [&] {
+        stop = true;
+        return spins.load();
+      },
+      absl::Milliseconds(10));
+  EXPECT_FALSE(timer.IsDone());
+  const int64_t started = [&] {  // the spinner is going (a hang detector bounds the wait)
+    const auto deadline = std::chrono::steady_clock::now() +
+                          absl::ToChronoNanoseconds(testing::Scaled(absl::Seconds(30)));
+    while (spins.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    return spins.load();
+  }();
+  ASSERT_GT(started, 0);
+  ticker.Advance(absl::Milliseconds(10));
+  ASSERT_TRUE(timer.Await().ok());  // a starved timer would hang here
+  ASSERT_TRUE(timer.IsSuccess());
+  EXPECT_GT(*timer.GetNow(), 0);  // it ran while the spinner was going
+  EXPECT_TRUE(AdvanceUntilInactive(ticker, executor));
+}
+
 TEST(GlobalEventExecutorTest, CannotBeShutDown) {
   GlobalEventExecutor* g = GlobalEventExecutor::Instance();
   Future<void> f = g->ShutdownGracefully();
