@@ -266,6 +266,21 @@ TEST(NioEventLoopTest, RawFdInterestIsReportedOnTheLoopB31) {
   close(pipe_fds[1]);
 }
 
+// B28: a rebuild replaces each loop's epoll set and closes the old one (no fd leaked),
+// and the loops keep running tasks.
+TEST(NioEventLoopTest, RebuildSelectorsClosesTheOldEpollSetsB28) {
+  std::unique_ptr<NioEventLoopGroup> g = MakeGroup(2);
+  for (NioEventLoop* loop : g->loops()) ASSERT_TRUE(loop->Submit([] {}).Await().ok());
+  const size_t before = EpollFds(OpenFds()).size();
+  for (int i = 0; i < 3; ++i) {
+    Future<void> f = g->RebuildSelectors();
+    ASSERT_TRUE(f.AwaitFor(gyre::testing::Scaled(absl::Seconds(10))));
+    ASSERT_TRUE(f.IsSuccess()) << f.Cause();
+  }
+  EXPECT_EQ(EpollFds(OpenFds()).size(), before);
+  for (NioEventLoop* loop : g->loops()) EXPECT_TRUE(loop->Submit([] {}).Await().ok());
+}
+
 // B33: an epoll fd closed under the loop (by a bug elsewhere in the process) makes every
 // epoll_wait fail. The loop rebuilds its selector once, keeps every registration, logs
 // once, and sleeps again instead of spinning and logging on every turn.
