@@ -1,5 +1,8 @@
 #include "gyre/concurrent/single_thread_event_executor.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -457,7 +460,11 @@ TEST(SingleThreadEventExecutorTest, ThreadIsNamedByItsFactory) {
   EXPECT_EQ(f.Sync()->rfind("stee-", 0), 0u) << *f.Sync();
   ExecutorSnapshot s = executor.Snapshot();
   EXPECT_EQ(s.thread_name, *f.Sync());
+  // B02: the snapshot's thread is the thread tasks run on.
+  auto tid = executor.Submit([] { return static_cast<int>(syscall(SYS_gettid)); });
+  ASSERT_TRUE(tid.Sync().ok());
   EXPECT_GT(s.os_tid, 0);
+  EXPECT_EQ(s.os_tid, *tid.Sync());
 }
 
 TEST(SingleThreadEventExecutorTest, SnapshotCountsTasks) {

@@ -476,6 +476,21 @@ TEST_F(NioSocketChannelTest, DeregisteredChannelCannotRegisterAgainB26) {
   EXPECT_FALSE(ch->IsOpen());
 }
 
+// B117: a group's Register hands channels to its loops in turn (through Next()).
+TEST_F(NioSocketChannelTest, GroupRegisterSpreadsChannelsOverItsLoops) {
+  std::shared_ptr<NioSocketChannel> a = NioSocketChannel::Create();
+  std::shared_ptr<NioSocketChannel> b = NioSocketChannel::Create();
+  ASSERT_TRUE(clients_->Register(a).Await().ok());
+  ASSERT_TRUE(clients_->Register(b).Await().ok());
+  EXPECT_NE(a->event_loop(), b->event_loop());
+  const std::vector<NioEventLoop*> loops = clients_->loops();
+  for (const auto& ch : {a, b}) {
+    EXPECT_NE(std::find(loops.begin(), loops.end(), ch->event_loop()), loops.end());
+  }
+  ASSERT_TRUE(a->Close().Await().ok());
+  ASSERT_TRUE(b->Close().Await().ok());
+}
+
 TEST_F(NioSocketChannelTest, ServerKeepsServingAfterSelectorRebuild) {
   auto server = StartServer([](NioSocketChannel& child) {
     ASSERT_TRUE(child.pipeline().AddLast("echo", std::make_shared<testing::EchoHandler>()).ok());
