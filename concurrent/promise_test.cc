@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "gyre/concurrent/event_executor.h"
 #include "gyre/concurrent/future.h"
+#include "gyre/concurrent/immediate_event_executor.h"
 #include "gyre/concurrent/internal/future_core.h"
 #include "gyre/concurrent/internal/log.h"
 #include "gyre/testing/executor_test_util.h"
@@ -612,6 +613,27 @@ TEST(ListenerTest, ChainedAddListenerOnCompletedFuturesB41) {
   executor.RunAndWait([&] { chain[0].TrySuccess(0); });
   ASSERT_TRUE(chain.back().AwaitFor(gyre::testing::Scaled(absl::Seconds(60))));
   EXPECT_EQ(*chain.back().GetNow(), kN - 1);
+}
+
+// B41 with the immediate executor and with none: each listener adds another to its
+// completed future, which completes the next promise; no stack overflow, every link runs.
+TEST(ListenerTest, ChainedAddListenerWithoutALoopB41) {
+  for (EventExecutor* executor :
+       {static_cast<EventExecutor*>(ImmediateEventExecutor::Instance()),
+        static_cast<EventExecutor*>(nullptr)}) {
+    constexpr int kN = 10000;
+    std::vector<Promise<int>> chain;
+    for (int i = 0; i < kN; ++i) chain.emplace_back(executor);
+    for (int i = 0; i + 1 < kN; ++i) {
+      Promise<int> next = chain[i + 1];
+      chain[i].AddListener([next](const Future<int>& f) mutable {
+        f.AddListener([next](const Future<int>& g) mutable { next.TrySuccess(*g.GetNow() + 1); });
+      });
+    }
+    chain[0].TrySuccess(0);
+    ASSERT_TRUE(chain.back().IsDone()) << (executor == nullptr ? "no executor" : "immediate");
+    EXPECT_EQ(*chain.back().GetNow(), kN - 1);
+  }
 }
 
 // A deep chain of executor-less futures on a short-lived thread: the notifications
