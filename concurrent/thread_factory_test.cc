@@ -129,6 +129,31 @@ TEST(FastThreadLocalTest, SetRemoveAndRemoveAll) {
   EXPECT_EQ(FastThreadLocal<int>::Size(), 0u);
 }
 
+// B85: Size() counts the values set on the calling thread: constructing a variable adds
+// none, the first Get() or Set() adds one, setting again adds none, and another
+// thread's values are its own (a fresh thread starts at zero).
+TEST(FastThreadLocalTest, SizeCountsThisThreadsValuesB85) {
+  FastThreadLocal<int>::RemoveAll();
+  const size_t empty = FastThreadLocal<int>::Size();
+  EXPECT_EQ(empty, 0u);
+  FastThreadLocal<int> a;
+  FastThreadLocal<std::string> b;
+  EXPECT_EQ(FastThreadLocal<int>::Size(), 0u);
+  a.Get();
+  EXPECT_EQ(FastThreadLocal<int>::Size(), 1u);
+  a.Set(3);
+  EXPECT_EQ(FastThreadLocal<int>::Size(), 1u);
+  b.Set("x");
+  EXPECT_EQ(FastThreadLocal<int>::Size(), 2u);
+  size_t on_other_thread = 99;
+  std::thread([&] { on_other_thread = FastThreadLocal<int>::Size(); }).join();
+  EXPECT_EQ(on_other_thread, 0u);
+  b.Remove();
+  EXPECT_EQ(FastThreadLocal<int>::Size(), 1u);
+  FastThreadLocal<int>::RemoveAll();
+  EXPECT_EQ(FastThreadLocal<int>::Size(), 0u);
+}
+
 // B116: mask for powers of two, modulo otherwise; round-robin and in range past the
 // counter's wrap.
 TEST(ChooserTest, DefaultFactoryPicksByCount) {
