@@ -313,9 +313,17 @@ size_t SingleThreadEventExecutor::RunLocal(size_t max) {
   return n;
 }
 
-bool SingleThreadEventExecutor::RunDueScheduled(int64_t now) {
+bool SingleThreadEventExecutor::RunDueScheduled(int64_t now, int64_t deadline) {
   bool ran = false;
+  size_t since_check = 0;
   while (heap_.PeekDeadline() <= now) {
+    // Within a timed batch due timers count as tasks (B121: Netty moves them into its
+    // task queue first): the clock is read before every kTasksPerDeadlineCheck-th, and
+    // the rest wait in the heap for the next batch, after the loop's next I/O pass.
+    if (deadline != INT64_MAX && ++since_check > kTasksPerDeadlineCheck) {
+      if (NanosNow() >= deadline) break;
+      since_check = 1;
+    }
     internal::ScheduledTaskRef task = heap_.Pop();
     if (task->IsTaskDone()) {  // cancelled from another thread; its removal is queued
       task->DestroyBody();
@@ -365,14 +373,16 @@ bool SingleThreadEventExecutor::RunTasksWithin(std::optional<absl::Duration> bud
   const int64_t deadline = timed ? internal::DeadlineNanos(now, *budget) : INT64_MAX;
   StampBatchStart();
   AbsorbTimers();
-  bool ran = RunDueScheduled(now);
+  // Timed, the due timers stop at the deadline too; the queued tasks below still get
+  // their first round, so neither kind starves the other.
+  bool ran = RunDueScheduled(now, deadline);
   // Count the batch out of pending() before running it, so a running (maybe blocking)
   // task no longer occupies a slot of a bounded queue.
   // Untimed, tasks queued by the batch itself (a task resubmitting itself) join it, up to
-  // kMaxBatch, so the clock is read once per batch rather than once per task. Timed, the
-  // tasks run kTasksPerDeadlineCheck at a time from each queue, with one clock read after
-  // each round. The local ring runs first: everything in it was queued before anything
-  // now visible in the shared queue (see Offer).
+  // kMaxBatch, so the clock is read once per batch rather than once per task. Timed, each
+  // round runs at most kTasksPerDeadlineCheck tasks from the two queues together, with
+  // one clock read after it (B121). The local ring runs first: everything in it was
+  // queued before anything now visible in the shared queue (see Offer).
   const size_t limit = timed ? SIZE_MAX : kMaxBatch;
   const size_t chunk = timed ? kTasksPerDeadlineCheck : kMaxBatch;
   size_t total = 0;
@@ -380,7 +390,9 @@ bool SingleThreadEventExecutor::RunTasksWithin(std::optional<absl::Duration> bud
     const size_t ran_local = RunLocal(std::min(chunk, limit - total));
     total += ran_local;
     if (total >= limit) break;
-    const size_t n = queue_.CountReady(std::min(chunk, limit - total));
+    // The shared queue's share of this round: what the local ring left of it.
+    const size_t quota = std::min(timed ? chunk - ran_local : chunk, limit - total);
+    const size_t n = quota == 0 ? 0 : queue_.CountReady(quota);
     if (n != 0) {
       // Timers scheduled or cancelled before these tasks were queued must be in the heap
       // when they run (Schedule then Execute keeps its order, as a single queue would):

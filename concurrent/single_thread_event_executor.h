@@ -184,7 +184,10 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
   // anything ran. The batch bound keeps timers from starving behind a queue that is
   // refilled as fast as it drains.
   bool RunAllTasks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
-  // As RunAllTasks, but stops once `timeout` has passed (checked every 64 tasks).
+  // As RunAllTasks, but stops once `timeout` has passed, checked every 64 tasks (B121).
+  // Due timers count as tasks: those left when the time is up run in a later call. At
+  // least one round of queued tasks runs whatever the timers took, so a stream of due
+  // timers cannot starve the queue.
   bool RunAllTasks(absl::Duration timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
 
   // Loop thread only. True if a task is queued (or being queued), or a timer scheduled
@@ -307,7 +310,8 @@ class SingleThreadEventExecutor : public AbstractEventExecutor,
     // Relaxed: read after the seq_cst load of sleeping_ that follows our seq_cst store.
     sleep_deadline_nanos_.store(heap_.PeekDeadline(), std::memory_order_relaxed);
   }
-  bool RunDueScheduled(int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
+  bool RunDueScheduled(int64_t now, int64_t deadline = INT64_MAX)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void CancelScheduledTasks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   bool RunShutdownHooks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);
   void FlushAccounting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_);

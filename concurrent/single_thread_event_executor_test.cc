@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -1072,6 +1073,84 @@ TEST(LifetimeTest, TerminationListenerMayDestroyTheExecutor) {
   go->Open();
   ASSERT_TRUE(done->Wait());
   EXPECT_EQ(seen->load(), 1);
+}
+
+// Runs each batch as an I/O loop with an ioRatio below 100 does, RunAllTasks(budget),
+// and records the most items of work (counted by the test's tasks) that one call ran.
+class BudgetLoop final : public SingleThreadEventExecutor {
+ public:
+  BudgetLoop(ExecutorOptions o, absl::Duration budget)
+      : SingleThreadEventExecutor(nullptr, std::move(o)), budget_(budget) {}
+  ~BudgetLoop() override { ShutdownAndJoin(); }
+
+  std::atomic<int> ran{0};  // the test's tasks add one each
+  std::atomic<int> most_per_call{0};
+
+ protected:
+  void Run() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(loop_affinity_) {
+    for (;;) {
+      WaitForTasks();
+      const int before = ran.load();
+      RunAllTasks(budget_);
+      most_per_call.store(std::max(most_per_call.load(), ran.load() - before));
+      if (ConfirmShutdown()) break;
+    }
+  }
+
+ private:
+  const absl::Duration budget_;
+};
+
+// B121: a timed RunAllTasks counts due timers as tasks. 300 timers fall due at once and
+// each takes 1 ms of virtual time; a 10 ms budget lets one call run at most 64 of them
+// (the clock is read every 64) and leaves the rest, in order, to the following calls.
+TEST(SingleThreadEventExecutorTest, TimedRunAllTasksCountsDueTimersInItsBudgetB121) {
+  testing::ManualTicker ticker;
+  BudgetLoop loop(WithTicker(&ticker), absl::Milliseconds(10));
+  constexpr int kTimers = 300;
+  std::vector<int> order;  // loop thread only until the last timer is awaited
+  std::vector<ScheduledFuture<void>> timers;
+  for (int i = 0; i < kTimers; ++i) {
+    timers.push_back(loop.Schedule(
+        [&, i] {
+          order.push_back(i);
+          loop.ran.fetch_add(1);
+          ticker.Advance(absl::Milliseconds(1));
+        },
+        absl::Milliseconds(1)));
+  }
+  ticker.Advance(absl::Milliseconds(1));  // all due together
+  for (auto& t : timers) ASSERT_TRUE(t.Await().ok());
+  EXPECT_EQ(loop.ran.load(), kTimers);
+  EXPECT_GT(loop.most_per_call.load(), 0);
+  EXPECT_LE(loop.most_per_call.load(), 64);
+  std::vector<int> expected(kTimers);
+  for (int i = 0; i < kTimers; ++i) expected[i] = i;
+  EXPECT_EQ(order, expected);  // same deadline: scheduling order, across calls
+}
+
+// B121: the timed check comes every 64 tasks from the loop's own ring and the shared
+// queue together. 40 tasks queued on the loop thread, then 100 from another thread,
+// each taking 1 ms of a 10 ms budget: one call runs 64 of them, not 40 + 64.
+TEST(SingleThreadEventExecutorTest, TimedRunAllTasksReadsTheClockEvery64TasksB121) {
+  testing::ManualTicker ticker;
+  BudgetLoop loop(WithTicker(&ticker), absl::Milliseconds(10));
+  auto count = [&] {
+    loop.ran.fetch_add(1);
+    ticker.Advance(absl::Milliseconds(1));
+  };
+  ASSERT_TRUE(loop.Submit([&] {
+                    for (int i = 0; i < 40; ++i) ASSERT_TRUE(loop.Execute(count).ok());
+                    std::thread other([&] {
+                      for (int i = 0; i < 100; ++i) ASSERT_TRUE(loop.Execute(count).ok());
+                    });
+                    other.join();
+                  })
+                  .Await()
+                  .ok());
+  Barrier(loop);
+  EXPECT_EQ(loop.ran.load(), 140);
+  EXPECT_EQ(loop.most_per_call.load(), 64);
 }
 
 }  // namespace
