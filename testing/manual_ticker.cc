@@ -1,6 +1,9 @@
 #include "gyre/testing/manual_ticker.h"
 
 #include <algorithm>
+#include <cstdint>
+
+#include "gyre/concurrent/internal/log.h"
 
 namespace gyre {
 namespace testing {
@@ -21,13 +24,29 @@ absl::Time ManualTicker::ToTime(int64_t nanos) const {
   return absl::UnixEpoch() + absl::Nanoseconds(nanos);
 }
 
-void ManualTicker::Advance(absl::Duration delta) {
-  if (delta <= absl::ZeroDuration()) return;
-  // Release: see Nanos().
-  nanos_.fetch_add(absl::ToInt64Nanoseconds(delta), std::memory_order_acq_rel);
+bool ManualTicker::Advance(absl::Duration delta) {
+  if (delta == absl::ZeroDuration()) return true;
+  const int64_t step = absl::ToInt64Nanoseconds(delta);
+  bool refused = delta < absl::ZeroDuration() || delta == absl::InfiniteDuration();
+  // Release: see Nanos(). A compare-and-swap, so a refused step leaves the time as it is.
+  int64_t now = nanos_.load(std::memory_order_relaxed);
+  while (!refused) {
+    if (step > INT64_MAX - now) {
+      refused = true;
+    } else if (nanos_.compare_exchange_weak(now, now + step, std::memory_order_acq_rel,
+                                            std::memory_order_relaxed)) {
+      break;
+    }
+  }
+  if (refused) {
+    GYRE_LOG(ERROR) << "ManualTicker::Advance(" << absl::FormatDuration(delta)
+                    << ") refused: time only moves forward, by a finite amount";
+    return false;
+  }
   internal::MutexLock lock(&mu_);
   // Observers are gyre executors; OnTimeAdvanced only sets a flag and signals.
   for (Observer* observer : observers_) observer->OnTimeAdvanced();
+  return true;
 }
 
 absl::Duration ManualTicker::Elapsed() const {

@@ -38,8 +38,11 @@ class ManualTicker final : public Ticker {
   int64_t Nanos() const override;
   absl::Time ToTime(int64_t nanos) const override;
 
-  // Moves time forward by `delta` (a negative delta is ignored) and wakes the observers.
-  void Advance(absl::Duration delta);
+  // Moves time forward by `delta` and wakes the observers; returns true. Time never goes
+  // back (B109): a negative delta, an infinite one, or one that would take the time past
+  // INT64_MAX nanoseconds is refused with an error in the log, and returns false with
+  // the time unchanged. A zero delta returns true and wakes no one.
+  bool Advance(absl::Duration delta);
 
   // Time elapsed since construction.
   absl::Duration Elapsed() const;

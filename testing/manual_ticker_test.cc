@@ -1,5 +1,7 @@
 #include "gyre/testing/manual_ticker.h"
 
+#include <cstdint>
+
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 
@@ -17,11 +19,31 @@ TEST(ManualTickerTest, MovesOnlyOnAdvance) {
   ManualTicker ticker;
   int64_t t0 = ticker.Nanos();
   EXPECT_EQ(ticker.Nanos(), t0);
-  ticker.Advance(absl::Milliseconds(5));
-  EXPECT_EQ(ticker.Nanos(), t0 + 5'000'000);
-  ticker.Advance(absl::Milliseconds(-5));  // ignored: monotonic
+  EXPECT_TRUE(ticker.Advance(absl::Milliseconds(5)));
   EXPECT_EQ(ticker.Nanos(), t0 + 5'000'000);
   EXPECT_EQ(ticker.Elapsed(), absl::Milliseconds(5));
+}
+
+// B109: time never goes back. A negative, infinite or overflowing advance is refused
+// (false, time unchanged, no observer woken); a zero one is a no-op that succeeds.
+TEST(ManualTickerTest, RefusesNegativeInfiniteAndOverflowingAdvancesB109) {
+  ManualTicker ticker;
+  CountingObserver observer;
+  ticker.AddObserver(&observer);
+  const int64_t t0 = ticker.Nanos();
+  EXPECT_FALSE(ticker.Advance(absl::Milliseconds(-5)));
+  EXPECT_FALSE(ticker.Advance(absl::InfiniteDuration()));
+  EXPECT_FALSE(ticker.Advance(-absl::InfiniteDuration()));
+  EXPECT_FALSE(ticker.Advance(absl::Nanoseconds(INT64_MAX - t0 + 1)));
+  EXPECT_EQ(ticker.Nanos(), t0);
+  EXPECT_EQ(observer.calls, 0);
+  EXPECT_TRUE(ticker.Advance(absl::ZeroDuration()));
+  EXPECT_EQ(observer.calls, 0);
+  EXPECT_TRUE(ticker.Advance(absl::Nanoseconds(INT64_MAX - t0)));  // up to the last instant
+  EXPECT_EQ(ticker.Nanos(), INT64_MAX);
+  EXPECT_EQ(observer.calls, 1);
+  EXPECT_FALSE(ticker.Advance(absl::Nanoseconds(1)));
+  ticker.RemoveObserver(&observer);
 }
 
 TEST(ManualTickerTest, AdvanceNotifiesObserversUntilRemoved) {
